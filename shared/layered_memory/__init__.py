@@ -1,0 +1,1 @@
+"""layered-memory: a memory layer for LLM chat bots and agents."""

@@ -1,0 +1,260 @@
+"""Records and results: plain pydantic models shared by every layer.
+
+Messages follow seed 001 (message_id, chat_id, user_id, user_name, content, role, is_mention_bot,
+root_message_id, reply_message_id, topic_id, create_time) plus ``session_key`` (seed 000), the
+tenant and free ``metadata``.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .errors import InvalidInputError
+
+ROLES = ("user", "assistant", "system", "tool")
+INTERACTION_TYPES = ("task_execution", "tool_call", "user_message", "agent_response")
+ID_PATTERN = re.compile(r"^[A-Za-z0-9_.:@/+=\-]{1,200}$")
+ID_RULE = "ids are 1-200 characters of letters, digits and _ . : @ / + = -"
+DEFAULT_TENANT = "default"
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def check_id(field: str, value: object, *, optional: bool = False) -> str | None:
+    """Validate an identifier; return it as a string.
+
+    Raises:
+        InvalidInputError: naming the field, the rule and the fix.
+    """
+    if value is None:
+        if optional:
+            return None
+        raise InvalidInputError(field, value, "is required", f"pass a non-empty {field}")
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str) or not ID_PATTERN.match(value):
+        raise InvalidInputError(field, value, ID_RULE, f"replace spaces and other characters in {field}")
+    return value
+
+
+def parse_time(field: str, value: object) -> datetime:
+    """Parse an aware datetime from a datetime, ISO 8601 string or epoch seconds.
+
+    Raises:
+        InvalidInputError: for naive or unparsable timestamps.
+    """
+    if isinstance(value, datetime):
+        dt = value
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        dt = datetime.fromtimestamp(float(value), tz=timezone.utc)
+    elif isinstance(value, str):
+        text = value.strip()
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        try:
+            dt = datetime.fromisoformat(text)
+        except ValueError:
+            raise InvalidInputError(
+                field, value, "is not an ISO 8601 timestamp", "use e.g. 2024-01-15T10:30:00Z"
+            ) from None
+    else:
+        raise InvalidInputError(
+            field, value, "must be a datetime or an ISO 8601 string", "use e.g. 2024-01-15T10:30:00Z"
+        )
+    if dt.tzinfo is None or dt.utcoffset() is None:
+        raise InvalidInputError(
+            field, value, "has no time zone (naive timestamps are ambiguous)",
+            "pass an aware datetime (datetime.now(timezone.utc)) or an ISO string ending in Z or +00:00",
+        )
+    return dt.astimezone(timezone.utc)
+
+
+def iso(dt: datetime) -> str:
+    """UTC ISO 8601 with a trailing Z, seconds precision plus microseconds when present."""
+    return dt.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+
+
+class Message(_Record):
+    """One chat message (seed 001, 2.1.1)."""
+
+    message_id: str
+    chat_id: str
+    user_id: str
+    user_name: str = ""
+    content: str
+    role: Literal["user", "assistant", "system", "tool"] = "user"
+    is_mention_bot: bool = False
+    root_message_id: str | None = None
+    reply_message_id: str | None = None
+    topic_id: str | None = None
+    create_time: datetime = Field(default_factory=utcnow)
+    session_key: str = ""
+    tenant: str = DEFAULT_TENANT
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    seq: int | None = None  # assigned by the RecordStore: insertion order within a tenant
+
+    @field_validator("message_id", "chat_id", "user_id", "tenant", mode="before")
+    @classmethod
+    def _id(cls, v: Any, info: Any) -> str:
+        return check_id(info.field_name, v)  # type: ignore[return-value]
+
+    @field_validator("root_message_id", "reply_message_id", "topic_id", mode="before")
+    @classmethod
+    def _opt_id(cls, v: Any, info: Any) -> str | None:
+        return check_id(info.field_name, v or None, optional=True)
+
+    @field_validator("session_key", mode="before")
+    @classmethod
+    def _session(cls, v: Any) -> str:
+        if v in (None, ""):
+            return ""
+        return check_id("session_key", v)  # type: ignore[return-value]
+
+    @field_validator("content", mode="before")
+    @classmethod
+    def _content(cls, v: Any) -> str:
+        if not isinstance(v, str) or not v.strip():
+            raise InvalidInputError(
+                "content", v, "must be a non-empty string (not only whitespace)", "skip empty messages"
+            )
+        return v
+
+    @field_validator("role", mode="before")
+    @classmethod
+    def _role(cls, v: Any) -> str:
+        if v not in ROLES:
+            raise InvalidInputError("role", v, f"must be one of {', '.join(ROLES)}", "map your role names")
+        return v
+
+    @field_validator("create_time", mode="before")
+    @classmethod
+    def _time(cls, v: Any) -> datetime:
+        return parse_time("create_time", v)
+
+    @classmethod
+    def build(cls, data: dict[str, Any] | Message) -> Message:
+        """Validate a dict (or copy a Message) and fill ``session_key`` from ``chat_id``.
+
+        Raises:
+            InvalidInputError: the first rule broken, with the field, the rule and the fix.
+        """
+        if isinstance(data, Message):
+            data = data.model_dump()
+        try:
+            msg = cls.model_validate(data)
+        except ValidationError as exc:
+            raise as_input_error(exc) from None
+        if not msg.session_key:
+            msg.session_key = msg.chat_id
+        return msg
+
+
+def as_input_error(exc: ValidationError) -> InvalidInputError:
+    """Turn pydantic's first error into an InvalidInputError (or unwrap ours)."""
+    err = exc.errors()[0]
+    ctx_err = (err.get("ctx") or {}).get("error")
+    if isinstance(ctx_err, InvalidInputError):
+        return ctx_err
+    field = ".".join(str(p) for p in err.get("loc", ())) or "input"
+    if err.get("type") == "missing":
+        return InvalidInputError(field, None, "is required", f"pass {field}")
+    if err.get("type") == "extra_forbidden":
+        return InvalidInputError(field, err.get("input"), "is not a known field", "remove it or put it in metadata")
+    return InvalidInputError(field, err.get("input"), err.get("msg", "is invalid"), f"fix {field}")
+
+
+class SearchHit(_Record):
+    """One search result (seed 003)."""
+
+    id: str
+    score: float
+    text: str
+    snippet: str = ""
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+
+class SearchResult(_Record):
+    """What ``LayeredMemory.search`` returns (seed 003), plus per-stage timings in ms."""
+
+    hits: list[SearchHit] = Field(default_factory=list)
+    total_found: int = 0
+    route_used: str = "hybrid"
+    queries: list[str] = Field(default_factory=list)
+    timings: dict[str, float] = Field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "hits": [h.model_dump() for h in self.hits],
+            "total_found": self.total_found,
+            "route_used": self.route_used,
+        }
+
+
+ContextKind = Literal["summary", "user_data", "window", "memory", "conversation_memory"]
+
+
+class ContextMessage(_Record):
+    """One message of the assembled prompt context (seed 002 order)."""
+
+    role: Literal["user", "assistant", "system", "tool"]
+    content: str
+    kind: ContextKind
+    message_id: str | None = None
+    name: str | None = None
+    create_time: datetime | None = None
+
+    def to_dict(self) -> dict[str, str]:
+        return {"role": self.role, "content": self.content}
+
+
+class Topic(_Record):
+    """A thread of messages in one chat (seed 001, 2.1.2)."""
+
+    topic_id: str
+    title: str
+    description: str | None = None
+    creator_id: str
+    chat_id: str
+    keywords: dict[str, float] | None = None
+    topic_vector: list[float] | None = None
+    create_time: datetime = Field(default_factory=utcnow)
+    update_time: datetime = Field(default_factory=utcnow)
+    is_active: bool = True
+    is_archived: bool = False
+    message_count: int = 0
+
+
+class TopicSummary(_Record):
+    """A versioned summary of one topic (seed 001, 3.1.1)."""
+
+    summary_id: str
+    topic_id: str
+    content: str
+    metadata: dict[str, Any] | None = None
+    create_time: datetime = Field(default_factory=utcnow)
+    update_time: datetime = Field(default_factory=utcnow)
+    version: int = 1
+
+
+class Task(_Record):
+    """A user's task (seed 002 tasks skill). Never injected into the context automatically."""
+
+    task_id: str
+    user_id: str
+    title: str
+    description: str = ""
+    status: Literal["open", "in_progress", "done", "cancelled"] = "open"
+    due: datetime | None = None
+    create_time: datetime = Field(default_factory=utcnow)
+    update_time: datetime = Field(default_factory=utcnow)
+    metadata: dict[str, Any] = Field(default_factory=dict)

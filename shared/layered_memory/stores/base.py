@@ -1,0 +1,183 @@
+"""One small protocol per storage role. Backends: ``sqlite.py`` / ``redis.py`` (RecordStore),
+``qdrant_edge.py`` / ``qdrant_server.py`` (VectorIndex).
+
+The RecordStore is the source of truth; the VectorIndex is derived and rebuildable from it.
+Every RecordStore method takes the tenant first: tenants never share a key or a row.
+Methods are batch shaped (lists in, lists out, one round trip where the backend allows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from ..models import Message
+
+
+@runtime_checkable
+class RecordStore(Protocol):
+    """Messages (an ordered log per tenant) and JSON documents (``collection``/``key`` per tenant).
+
+    Documents hold everything that is not a message: summaries, user data, task memory, tasks,
+    topics, profiles, agent interactions. Keys sort as strings; ``list_docs`` returns them in order.
+    """
+
+    backend: str  # "sqlite" | "redis"
+
+    def setup(self) -> None:
+        """Create tables / check the schema version. Idempotent."""
+
+    def close(self) -> None: ...
+
+    # -- messages ---------------------------------------------------------------------------
+    def put_messages(self, tenant: str, messages: Sequence[Message]) -> list[bool]:
+        """Insert messages atomically; a message_id already stored is left untouched (idempotent).
+
+        Assigns ``seq`` (increasing per tenant) to new messages and marks them pending for indexing.
+        Returns, per message, True when it was new.
+        """
+
+    def update_messages(self, tenant: str, messages: Sequence[Message]) -> None:
+        """Overwrite stored messages (same message_id), e.g. to set ``topic_id``. Keeps ``seq``."""
+
+    def get_messages(self, tenant: str, message_ids: Sequence[str]) -> list[Message | None]: ...
+
+    def window(self, tenant: str, *, user_id: str, session_key: str, limit: int) -> list[Message]:
+        """The last ``limit`` messages of one user's session, oldest first."""
+
+    def scan_messages(
+        self,
+        tenant: str,
+        *,
+        user_id: str | None = None,
+        session_key: str | None = None,
+        chat_id: str | None = None,
+        after_seq: int = 0,
+        limit: int = 1000,
+    ) -> list[Message]:
+        """Messages with ``seq > after_seq`` matching the given fields, by ascending seq."""
+
+    def count_messages(self, tenant: str, *, user_id: str | None = None, session_key: str | None = None) -> int: ...
+
+    def delete_messages(self, tenant: str, *, user_id: str, session_key: str | None = None) -> list[str]:
+        """Delete a user's messages (of one session, or all). Returns the deleted message_ids."""
+
+    def tenants(self) -> list[str]:
+        """Every tenant that has messages or documents."""
+
+    # -- indexing outbox ----------------------------------------------------------------------
+    def pending_index(self, tenant: str, limit: int = 1000) -> list[str]:
+        """message_ids stored but not yet confirmed indexed (crash recovery), oldest first."""
+
+    def mark_indexed(self, tenant: str, message_ids: Sequence[str]) -> None: ...
+
+    def mark_all_pending(self, tenant: str) -> int:
+        """Mark every message of the tenant for re-indexing (``reindex``). Returns the count."""
+
+    # -- documents ----------------------------------------------------------------------------
+    def put_docs(self, tenant: str, collection: str, items: Mapping[str, Mapping[str, Any]]) -> None:
+        """Upsert JSON documents atomically."""
+
+    def get_docs(self, tenant: str, collection: str, keys: Sequence[str]) -> list[dict[str, Any] | None]: ...
+
+    def list_docs(
+        self, tenant: str, collection: str, *, prefix: str = "", after: str = "", limit: int = 1000
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """Documents whose key starts with ``prefix`` and sorts after ``after``, in key order."""
+
+    def delete_docs(self, tenant: str, collection: str, keys: Sequence[str] | None = None) -> int:
+        """Delete the given keys, or the whole collection when ``keys`` is None. Returns the count."""
+
+    def count_docs(self, tenant: str, collection: str, *, prefix: str = "") -> int: ...
+
+
+@dataclass(slots=True)
+class SparseVector:
+    indices: list[int]
+    values: list[float]
+
+
+@dataclass(slots=True)
+class VectorPoint:
+    id: str  # a UUID string
+    payload: dict[str, Any]
+    dense: list[float] | None = None
+    sparse: SparseVector | None = None
+
+
+@dataclass(slots=True)
+class IndexHit:
+    id: str
+    score: float
+    payload: dict[str, Any] = field(default_factory=dict)
+    dense: list[float] | None = None
+
+
+@runtime_checkable
+class VectorIndex(Protocol):
+    """Named vectors ``dense`` (cosine) and ``bm25`` (sparse, IDF modifier) with a filterable payload.
+
+    Filters are ``qdrant_client.models.Filter`` objects on every backend (the Edge backend
+    translates them). Flags are stored as int 0/1 (Qdrant Edge cannot match bools).
+    """
+
+    backend: str  # "qdrant-edge" | "qdrant"
+
+    def ensure_collection(self, name: str, *, dense_dim: int | None) -> None:
+        """Create the collection with the payload indexes if missing. Raises SchemaMismatch when an
+        existing collection has another dense size."""
+
+    def has_collection(self, name: str) -> bool: ...
+
+    def drop_collection(self, name: str) -> None: ...
+
+    def upsert(self, name: str, points: Sequence[VectorPoint]) -> None: ...
+
+    def query(
+        self,
+        name: str,
+        *,
+        dense: Sequence[float] | None = None,
+        sparse: SparseVector | None = None,
+        filter: Any = None,
+        limit: int = 10,
+        prefetch_limit: int = 100,
+        rrf_k: int = 60,
+        weights: tuple[float, float] | None = None,
+    ) -> list[IndexHit]:
+        """Dense only, sparse only, or both fused with RRF inside the engine (dense, sparse weights)."""
+
+    def count(self, name: str, filter: Any = None) -> int: ...
+
+    def delete(self, name: str, *, ids: Sequence[str] | None = None, filter: Any = None) -> None: ...
+
+    def scroll(
+        self, name: str, *, filter: Any = None, limit: int = 256, offset: Any = None, with_vectors: bool = False
+    ) -> tuple[list[IndexHit], Any]:
+        """A page of points and the offset of the next page (None at the end)."""
+
+    def set_payload(self, name: str, ids: Sequence[str], payload: Mapping[str, Any]) -> None: ...
+
+    def size_bytes(self, name: str) -> int: ...
+
+    def close(self) -> None: ...
+
+
+# Payload fields that get an index on every collection, with their schema kind.
+PAYLOAD_INDEXES: dict[str, str] = {
+    "tenant": "tenant",  # keyword, is_tenant=True
+    "user_id": "keyword",
+    "chat_id": "keyword",
+    "session_key": "keyword",
+    "role": "keyword",
+    "kind": "keyword",
+    "topic_id": "keyword",
+    "task_id": "keyword",
+    "interaction_type": "keyword",
+    "channel": "keyword",
+    "author": "keyword",
+    "lang": "keyword",
+    "success": "integer",
+    "timestamp": "datetime",
+}
