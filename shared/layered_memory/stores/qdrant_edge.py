@@ -1,0 +1,507 @@
+"""``VectorIndex`` on Qdrant Edge (``qdrant-edge-py``): the real Qdrant engine in-process.
+
+One ``EdgeShard`` per collection in ``root_dir/<name>/``, opened lazily and cached until ``close()``. Requests are
+written as ``qdrant_client.models`` (the project's one request language) and translated here by
+``to_edge_filter``; nothing else in the package imports ``qdrant_edge``.
+
+Rules this backend keeps (see ``notes/qdrant-embedded.md``):
+
+- Writes are serialized with one lock; queries run without it (Edge tolerates a concurrent writer).
+- ``optimize()`` (the HNSW build) is never called implicitly: it blocks for seconds to minutes. Without it the
+  segments are searched exactly, which is fast enough up to ~100k points per collection, and filtered queries
+  are exact and fast at any size. Call ``optimize(name)`` from maintenance code when the host is idle.
+- Only one opener per directory (the WAL lock): a second one gets ``BackendUnavailable`` naming the directory.
+- Flags are int 0/1: Edge 0.9 never matches ``MatchValue(bool)``; ``as_filter`` rejects bool matches up front.
+
+Example::
+
+    index = QdrantEdgeVectorIndex("/var/lib/mem/vectors")
+    index.ensure_collection("messages", dense_dim=384)
+    hits = index.query("messages", dense=q, sparse=s, filter=models.Filter(must=[...]), limit=10)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import os
+import shutil
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import qdrant_edge as qe
+from qdrant_client import models
+
+from ..errors import (
+    BackendError,
+    BackendUnavailable,
+    InvalidInputError,
+    LayeredMemoryError,
+    NotFoundError,
+)
+from . import qdrant_common as qc
+from .base import IndexHit, SparseVector, VectorPoint
+
+logger = logging.getLogger(__name__)
+
+BACKEND = "qdrant-edge"
+MARKER_FILE = "layered_memory.json"
+UPSERT_BATCH = 512
+
+_INDEX_TYPES = {
+    "keyword": qe.PayloadSchemaType.Keyword,
+    "datetime": qe.PayloadSchemaType.Datetime,
+    "float": qe.PayloadSchemaType.Float,
+}
+
+
+def _edge_index_schema(kind: str) -> Any:
+    if kind == "tenant":
+        return qe.KeywordIndexParams(is_tenant=True)
+    if kind == "integer":
+        return qe.IntegerIndexParams(lookup=True, range=True)
+    return _INDEX_TYPES[kind]
+
+
+# -- the translation layer: qdrant_client.models -> qdrant_edge ------------------------------------------
+
+
+def to_edge_filter(f: models.Filter | None) -> qe.Filter | None:
+    """Translate a ``models.Filter`` into the equivalent ``qdrant_edge.Filter`` (recursively)."""
+    if f is None:
+        return None
+    min_should = None
+    if f.min_should is not None:
+        min_should = qe.MinShould([_cond(c) for c in f.min_should.conditions], f.min_should.min_count)
+    return qe.Filter(
+        must=[_cond(c) for c in qc._as_list(f.must)] or None,
+        should=[_cond(c) for c in qc._as_list(f.should)] or None,
+        must_not=[_cond(c) for c in qc._as_list(f.must_not)] or None,
+        min_should=min_should,
+    )
+
+
+def _cond(c: Any) -> Any:
+    if isinstance(c, models.Filter):
+        return to_edge_filter(c)
+    if isinstance(c, models.FieldCondition):
+        return _field(c)
+    if isinstance(c, models.HasIdCondition):
+        return qe.HasIdCondition({qc.point_id(i, "HasIdCondition.has_id") for i in c.has_id})
+    if isinstance(c, models.IsEmptyCondition):
+        return qe.IsEmptyCondition(c.is_empty.key)
+    if isinstance(c, models.IsNullCondition):
+        return qe.IsNullCondition(c.is_null.key)
+    if isinstance(c, models.HasVectorCondition):
+        return qe.HasVectorCondition(c.has_vector)
+    if isinstance(c, models.NestedCondition):
+        return qe.NestedCondition(c.nested.key, to_edge_filter(c.nested.filter))
+    raise InvalidInputError(
+        "filter", type(c).__name__, "this condition type has no Qdrant Edge translation",
+        "use FieldCondition, HasIdCondition, IsEmptyCondition, IsNullCondition, HasVectorCondition, "
+        "NestedCondition or a nested Filter",
+    )
+
+
+def _field(c: models.FieldCondition) -> qe.FieldCondition:
+    kw: dict[str, Any] = {}
+    if c.match is not None:
+        kw["match"] = _match(c.match, c.key)
+    if c.range is not None:
+        r = c.range
+        if isinstance(r, models.DatetimeRange):
+            kw["range"] = qe.RangeDateTime(gte=_iso(r.gte), gt=_iso(r.gt), lte=_iso(r.lte), lt=_iso(r.lt))
+        else:
+            kw["range"] = qe.RangeFloat(gte=r.gte, gt=r.gt, lte=r.lte, lt=r.lt)
+    if c.values_count is not None:
+        v = c.values_count
+        kw["values_count"] = qe.ValuesCount(lt=v.lt, gt=v.gt, lte=v.lte, gte=v.gte)
+    if c.is_empty is not None:
+        kw["is_empty"] = c.is_empty
+    if c.is_null is not None:
+        kw["is_null"] = c.is_null
+    if c.geo_bounding_box is not None or c.geo_radius is not None or c.geo_polygon is not None:
+        raise InvalidInputError(
+            f"filter: {c.key}", "geo", "geo conditions are not translated for Qdrant Edge", "filter geo client side"
+        )
+    if not kw:
+        raise InvalidInputError(f"filter: {c.key}", c, "a FieldCondition needs match, range or values_count",
+                                "set one of them")
+    return qe.FieldCondition(c.key, **kw)
+
+
+def _match(m: Any, key: str) -> Any:
+    if isinstance(m, models.MatchValue):
+        return qe.MatchValue(m.value)
+    if isinstance(m, models.MatchAny):
+        return qe.MatchAny(list(m.any))
+    if isinstance(m, models.MatchExcept):
+        return qe.MatchExcept(list(m.except_))
+    if isinstance(m, models.MatchText):
+        return qe.MatchText(m.text)
+    if isinstance(m, models.MatchTextAny):
+        return qe.MatchTextAny(m.text_any)
+    if isinstance(m, models.MatchPhrase):
+        return qe.MatchPhrase(m.phrase)
+    raise InvalidInputError(f"filter: {key}", type(m).__name__, "this match type has no Qdrant Edge translation",
+                            "use MatchValue, MatchAny, MatchExcept, MatchText, MatchTextAny or MatchPhrase")
+
+
+def _iso(value: Any) -> str | None:
+    """ISO 8601 with an explicit offset; naive datetimes are taken as UTC, as the Qdrant server does."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, dt.datetime):  # a date
+        value = dt.datetime(value.year, value.month, value.day)
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=dt.timezone.utc)
+    return value.isoformat()
+
+
+def _vector(p: VectorPoint) -> dict[str, Any]:
+    vec: dict[str, Any] = {}
+    if p.dense is not None:
+        vec[qc.DENSE] = [float(x) for x in p.dense]
+    if p.sparse is not None:
+        vec[qc.SPARSE] = qe.SparseVector(list(p.sparse.indices), [float(x) for x in p.sparse.values])
+    return vec
+
+
+def _hit(p: Any, with_dense: bool = False) -> IndexHit:
+    return IndexHit(
+        id=str(p.id),
+        score=float(getattr(p, "score", 0.0) or 0.0),
+        payload=dict(p.payload or {}),
+        dense=qc.dense_of(p.vector) if with_dense else None,
+    )
+
+
+# -- the backend -------------------------------------------------------------------------------------------
+
+
+class _Collection:
+    __slots__ = ("shard", "schema", "path")
+
+    def __init__(self, shard: qe.EdgeShard, schema: qc.CollectionSchema, path: Path) -> None:
+        self.shard = shard
+        self.schema = schema
+        self.path = path
+
+
+class QdrantEdgeVectorIndex:
+    """``VectorIndex`` over Qdrant Edge shards under ``root_dir`` (one directory per collection).
+
+    Args:
+        root_dir: directory holding one sub-directory per collection; created if missing.
+    """
+
+    backend = BACKEND
+
+    def __init__(self, root_dir: str | os.PathLike[str]) -> None:
+        self.root = Path(root_dir)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._open: dict[str, _Collection] = {}
+        self._lock = threading.RLock()  # opens, closes and every write
+
+    def __enter__(self) -> QdrantEdgeVectorIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"QdrantEdgeVectorIndex({str(self.root)!r})"
+
+    # -- lifecycle ---------------------------------------------------------------------------------------
+    def _path(self, name: str) -> Path:
+        return self.root / qc.check_collection_name(name)
+
+    def has_collection(self, name: str) -> bool:
+        return name in self._open or (self._path(name) / "edge_config.json").exists()
+
+    def ensure_collection(self, name: str, *, dense_dim: int | None, embedder: str | None = None) -> None:
+        """Create ``root_dir/<name>`` with the schema and payload indexes, or open it and check its schema.
+
+        Raises:
+            SchemaMismatch: the existing collection has another dense size (or embedder, when both are named).
+            BackendUnavailable: another process (or another opener in this one) holds the directory.
+        """
+        if dense_dim is not None and dense_dim < 1:
+            raise InvalidInputError("dense_dim", dense_dim, "must be a positive size or None", "pass the embedder's dim")
+        with self._lock:
+            if self.has_collection(name):
+                col = self._collection(name)
+                qc.check_schema(name, col.schema, dense_dim=dense_dim, embedder=embedder, backend=BACKEND)
+                if embedder is not None and col.schema.embedder is None:
+                    col.schema = qc.CollectionSchema(dense_dim, embedder)
+                    self._write_marker(col.path, col.schema)
+                return
+            path = self._path(name)
+            schema = qc.CollectionSchema(dense_dim=dense_dim, embedder=embedder)
+            config = qe.EdgeConfig(
+                vectors={qc.DENSE: qe.EdgeVectorParams(size=dense_dim, distance=qe.Distance.Cosine)}
+                if dense_dim is not None
+                else None,
+                sparse_vectors={qc.SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+            )
+            path.mkdir(parents=True, exist_ok=True)
+            with _edge_errors("ensure_collection", path):
+                shard = qe.EdgeShard.create(str(path), config)
+            col = _Collection(shard, schema, path)
+            self._open[name] = col
+            self._write_marker(path, schema)
+            self._ensure_indexes(col)
+            logger.debug("created edge collection %s at %s (dense_dim=%s)", name, path, dense_dim)
+
+    def _collection(self, name: str) -> _Collection:
+        col = self._open.get(name)
+        if col is not None:
+            return col
+        with self._lock:
+            col = self._open.get(name)
+            if col is not None:
+                return col
+            path = self._path(name)
+            if not (path / "edge_config.json").exists():
+                raise NotFoundError(
+                    f"collection {name!r} does not exist under {self.root}; call ensure_collection({name!r}, dense_dim=...)"
+                )
+            t0 = time.perf_counter()
+            with _edge_errors("open", path):
+                shard = qe.EdgeShard.load(str(path))
+            col = _Collection(shard, self._read_marker(path), path)
+            self._open[name] = col
+            self._ensure_indexes(col)
+            logger.debug("opened edge collection %s in %.3fs", name, time.perf_counter() - t0)
+            return col
+
+    def _ensure_indexes(self, col: _Collection) -> None:
+        with _edge_errors("create_payload_index", col.path):
+            have = set(col.shard.info().payload_schema)
+            for field_name, kind in qc.payload_index_kinds():
+                if field_name not in have:
+                    col.shard.update(qe.UpdateOperation.create_field_index(field_name, _edge_index_schema(kind)))
+
+    @staticmethod
+    def _write_marker(path: Path, schema: qc.CollectionSchema) -> None:
+        tmp = path / (MARKER_FILE + ".tmp")
+        tmp.write_text(json.dumps(schema.to_json()))
+        os.replace(tmp, path / MARKER_FILE)
+
+    @staticmethod
+    def _read_marker(path: Path) -> qc.CollectionSchema:
+        marker = path / MARKER_FILE
+        if marker.exists():
+            return qc.CollectionSchema.from_json(json.loads(marker.read_text()))
+        # A shard made by other tools: derive the schema from Edge's own config file.
+        config = json.loads((path / "edge_config.json").read_text())
+        dense = (config.get("vectors") or {}).get(qc.DENSE)
+        return qc.CollectionSchema(dense_dim=int(dense["size"]) if dense else None)
+
+    def drop_collection(self, name: str) -> None:
+        with self._lock:
+            path = self._path(name)
+            col = self._open.pop(name, None)
+            if col is not None:
+                with _edge_errors("drop_collection", path):
+                    col.shard.close()
+            if path.exists():
+                shutil.rmtree(path)
+                logger.debug("dropped edge collection %s", name)
+
+    def close(self) -> None:
+        with self._lock:
+            while self._open:
+                name, col = self._open.popitem()
+                with _edge_errors("close", col.path):
+                    col.shard.close()
+
+    def flush(self, name: str) -> None:
+        col = self._collection(name)
+        with self._lock, _edge_errors("flush", col.path):
+            col.shard.flush()
+
+    def optimize(self, name: str) -> bool:
+        """Merge segments and build HNSW. Blocking and slow (~11 s at 10k points, minutes at 100k on 2 cores):
+        maintenance only, never on the request path. Returns True when anything was optimized."""
+        col = self._collection(name)
+        t0 = time.perf_counter()
+        with self._lock, _edge_errors("optimize", col.path):
+            changed = col.shard.optimize()
+        logger.info("optimized edge collection %s in %.1fs (changed=%s)", name, time.perf_counter() - t0, changed)
+        return bool(changed)
+
+    def size_bytes(self, name: str) -> int:
+        """Bytes allocated on disk by the collection directory (sparse preallocated WAL files count as written)."""
+        total = 0
+        for dirpath, _dirs, files in os.walk(self._path(name)):
+            for f in files:
+                try:
+                    total += os.stat(os.path.join(dirpath, f)).st_blocks * 512
+                except FileNotFoundError:  # a segment swapped out by a concurrent write
+                    continue
+        return total
+
+    # -- writes ------------------------------------------------------------------------------------------
+    def upsert(self, name: str, points: Sequence[VectorPoint]) -> None:
+        col = self._collection(name)
+        ids = qc.check_points(points, col.schema.dense_dim, name=name)
+        with self._lock, _edge_errors("upsert", col.path):
+            for start in range(0, len(points), UPSERT_BATCH):
+                batch = [
+                    qe.Point(pid, _vector(p), dict(p.payload))
+                    for pid, p in zip(ids[start : start + UPSERT_BATCH], points[start : start + UPSERT_BATCH])
+                ]
+                col.shard.update(qe.UpdateOperation.upsert_points(batch))
+        logger.debug("upserted %d points into %s", len(points), name)
+
+    def delete(self, name: str, *, ids: Sequence[str] | None = None, filter: Any = None) -> None:
+        """Delete by ids, by filter, or by both (the points among ``ids`` that match ``filter``)."""
+        col = self._collection(name)
+        f = qc.as_filter(filter)
+        if ids is None and f is None:
+            raise InvalidInputError("ids/filter", None, "delete needs ids or a filter", "use drop_collection to delete all")
+        canon = [qc.point_id(i, "ids") for i in ids] if ids is not None else None
+        with self._lock, _edge_errors("delete", col.path):
+            if f is None:
+                if canon:
+                    col.shard.update(qe.UpdateOperation.delete_points(canon))
+            else:
+                if canon is not None:
+                    if not canon:
+                        return
+                    f = models.Filter(must=[models.HasIdCondition(has_id=canon), f])
+                col.shard.update(qe.UpdateOperation.delete_points_by_filter(to_edge_filter(f)))
+
+    def set_payload(self, name: str, ids: Sequence[str], payload: Mapping[str, Any]) -> None:
+        """Merge ``payload`` keys into the payload of each point in ``ids`` (missing ids are ignored)."""
+        col = self._collection(name)
+        canon = [qc.point_id(i, "ids") for i in ids]
+        qc.check_payload(payload, field="payload")
+        if not canon:
+            return
+        with self._lock, _edge_errors("set_payload", col.path):
+            # By filter, not by ids: Edge raises "No point with id" for a missing id; a filter skips it.
+            has_ids = qe.Filter(must=[qe.HasIdCondition(set(canon))])
+            col.shard.update(qe.UpdateOperation.set_payload_by_filter(has_ids, dict(payload)))
+
+    # -- reads -------------------------------------------------------------------------------------------
+    def count(self, name: str, filter: Any = None) -> int:
+        col = self._collection(name)
+        f = to_edge_filter(qc.as_filter(filter))
+        with _edge_errors("count", col.path):
+            return int(col.shard.count(qe.CountRequest(exact=True, filter=f)))
+
+    def plan_query(
+        self,
+        name: str,
+        *,
+        dense: Sequence[float] | None = None,
+        sparse: SparseVector | None = None,
+        filter: Any = None,
+        limit: int = 10,
+        prefetch_limit: int = 100,
+        rrf_k: int = qc.DEFAULT_RRF_K,
+        weights: tuple[float, float] | None = None,
+        filter_in_prefetch: bool = False,
+    ) -> qe.QueryRequest:
+        """Build (not run) the Edge request for ``query``. ``filter_in_prefetch`` repeats the filter in each
+        prefetch instead of the top level (same results; kept for the conformance test)."""
+        col = self._collection(name)
+        qc.check_query_args(dense, sparse, limit, prefetch_limit, rrf_k, weights)
+        qc.check_dense(dense, col.schema.dense_dim, name=name, field="dense")
+        qc.check_sparse(sparse, field="sparse")
+        f = to_edge_filter(qc.as_filter(filter))
+        nearest = []
+        if dense is not None:
+            nearest.append(qe.Query.Nearest([float(x) for x in dense], using=qc.DENSE))
+        if sparse is not None:
+            sv = qe.SparseVector(list(sparse.indices), [float(x) for x in sparse.values])
+            nearest.append(qe.Query.Nearest(sv, using=qc.SPARSE))
+        if len(nearest) == 1:
+            return qe.QueryRequest(limit=limit, query=nearest[0], filter=f, with_payload=True, with_vector=False)
+        inner = f if filter_in_prefetch else None
+        prefetches = [qe.Prefetch(limit=prefetch_limit, query=q, filter=inner) for q in nearest]
+        fusion = qe.Fusion.Rrf(k=rrf_k, weights=[float(w) for w in weights] if weights is not None else None)
+        return qe.QueryRequest(
+            limit=limit,
+            prefetches=prefetches,
+            query=fusion,
+            filter=None if filter_in_prefetch else f,
+            with_payload=True,
+            with_vector=False,
+        )
+
+    def run_query(self, name: str, request: qe.QueryRequest) -> list[IndexHit]:
+        col = self._collection(name)
+        with _edge_errors("query", col.path):
+            return [_hit(p) for p in col.shard.query(request)]
+
+    def query(
+        self,
+        name: str,
+        *,
+        dense: Sequence[float] | None = None,
+        sparse: SparseVector | None = None,
+        filter: Any = None,
+        limit: int = 10,
+        prefetch_limit: int = 100,
+        rrf_k: int = qc.DEFAULT_RRF_K,
+        weights: tuple[float, float] | None = None,
+    ) -> list[IndexHit]:
+        """Dense only, sparse only, or both fused by weighted RRF inside the engine; the filter applies inside
+        the prefetches, so a tenant filter never lets another tenant's point into the candidate lists."""
+        request = self.plan_query(
+            name, dense=dense, sparse=sparse, filter=filter, limit=limit,
+            prefetch_limit=prefetch_limit, rrf_k=rrf_k, weights=weights,
+        )
+        return self.run_query(name, request)
+
+    def scroll(
+        self, name: str, *, filter: Any = None, limit: int = 256, offset: Any = None, with_vectors: bool = False
+    ) -> tuple[list[IndexHit], Any]:
+        """A page in point-id order and the id to pass as ``offset`` for the next page (None at the end)."""
+        col = self._collection(name)
+        f = to_edge_filter(qc.as_filter(filter))
+        start = qc.point_id(offset, "offset") if offset is not None else None
+        request = qe.ScrollRequest(
+            offset=start, limit=limit, filter=f, with_payload=True, with_vector=[qc.DENSE] if with_vectors else False
+        )
+        with _edge_errors("scroll", col.path):
+            records, nxt = col.shard.scroll(request)
+        return [_hit(r, with_dense=with_vectors) for r in records], (str(nxt) if nxt is not None else None)
+
+    def retrieve(self, name: str, ids: Sequence[str], *, with_vectors: bool = False) -> list[IndexHit]:
+        col = self._collection(name)
+        canon = [qc.point_id(i, "ids") for i in ids]
+        with _edge_errors("retrieve", col.path):
+            # Edge 0.9: with_payload / with_vector are required positionally despite the stub.
+            records = col.shard.retrieve(canon, True, [qc.DENSE] if with_vectors else False)
+        return [_hit(r, with_dense=with_vectors) for r in records]
+
+
+@contextmanager
+def _edge_errors(op: str, path: Path) -> Iterator[None]:
+    """Translate qdrant_edge exceptions (plain ``Exception`` with a message) at this seam only."""
+    try:
+        yield
+    except LayeredMemoryError:
+        raise
+    except Exception as exc:  # qdrant_edge raises bare Exception / ValueError
+        msg = str(exc)
+        if "WouldBlock" in msg:
+            raise BackendUnavailable(
+                f"Qdrant Edge directory {path} is already open by another opener (another process, or another "
+                f"QdrantEdgeVectorIndex/EdgeShard in this process): its WAL lock is held. Only one opener per "
+                f"directory is possible; close the other one, or give this one its own root_dir",
+                backend=BACKEND,
+                op=op,
+            ) from exc
+        raise BackendError(f"Qdrant Edge {op} on {path} failed: {msg}", backend=BACKEND, op=op) from exc
