@@ -38,6 +38,7 @@ class QdrantSettings(_Section):
 class RetrievalSettings(_Section):
     k1: float = 1.2
     b: float = 0.75
+    avgdl: float = 24.0  # fixed average document length in terms: vectors stay comparable across restarts
     rrf_k: int = 60
     dense_weight: float = 1.0
     sparse_weight: float = 1.0

@@ -189,6 +189,7 @@ class SearchResult(_Record):
     hits: list[SearchHit] = Field(default_factory=list)
     total_found: int = 0
     route_used: str = "hybrid"
+    fallback_reason: str | None = None
     queries: list[str] = Field(default_factory=list)
     timings: dict[str, float] = Field(default_factory=dict)
 
@@ -197,6 +198,7 @@ class SearchResult(_Record):
             "hits": [h.model_dump() for h in self.hits],
             "total_found": self.total_found,
             "route_used": self.route_used,
+            **({"fallback_reason": self.fallback_reason} if self.fallback_reason else {}),
         }
 
 

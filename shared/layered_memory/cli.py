@@ -1,0 +1,207 @@
+"""The ``layered-memory`` command. Maps 1:1 onto the engine's API and only adapts.
+
+Errors (``LayeredMemoryError``, bad files) are one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import click
+
+from .config import LayeredMemorySettings
+from .engine import LayeredMemory
+from .errors import LayeredMemoryError
+from .models import ContextMessage, SearchResult
+
+
+class _Group(click.Group):
+    """Turns library errors into one clean line and exit code 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except LayeredMemoryError as exc:
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(2)
+        except (OSError, json.JSONDecodeError) as exc:
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(2)
+
+
+def _settings(path: str | None, tenant: str | None, redis_url: str | None, qdrant_url: str | None) -> LayeredMemorySettings:
+    s = LayeredMemorySettings()
+    updates: dict[str, Any] = {}
+    if path:
+        updates["data_dir"] = path
+    if tenant:
+        updates["tenant"] = tenant
+    if redis_url:
+        updates["redis"] = s.redis.model_copy(update={"url": redis_url})
+    if qdrant_url:
+        updates["qdrant"] = s.qdrant.model_copy(update={"url": qdrant_url})
+    return s.model_copy(update=updates)
+
+
+@contextmanager
+def _open(ctx: click.Context) -> Iterator[LayeredMemory]:
+    o = ctx.obj
+    settings = _settings(o["path"], o["tenant"], o["redis_url"], o["qdrant_url"])
+    mem = LayeredMemory.from_settings(settings, embedder=o["embedder"] or settings.embedder)
+    try:
+        yield mem.tenant(settings.tenant)
+    finally:
+        mem.close()
+
+
+@click.group(cls=_Group)
+@click.option("--path", envvar="LAYERED_MEMORY_DATA_DIR", help="Data directory of the embedded store (default .layered_memory).")
+@click.option("--tenant", envvar="LAYERED_MEMORY_TENANT", help="Tenant to read and write (default 'default').")
+@click.option("--embedder", type=click.Choice(["default", "none"]), default=None, help="Local default embedder, or none (BM25 only).")
+@click.option("--redis-url", envvar="LAYERED_MEMORY_REDIS__URL", help="Use Redis as the record store.")
+@click.option("--qdrant-url", envvar="LAYERED_MEMORY_QDRANT__URL", help="Use a Qdrant server as the vector index.")
+@click.pass_context
+def main(ctx: click.Context, path: str | None, tenant: str | None, embedder: str | None, redis_url: str | None, qdrant_url: str | None) -> None:
+    """Layered memory for LLM chat bots and agents.
+
+    Example: layered-memory demo
+    """
+    ctx.obj = {"path": path, "tenant": tenant, "embedder": embedder, "redis_url": redis_url, "qdrant_url": qdrant_url}
+
+
+def _print_context(messages: list[ContextMessage]) -> None:
+    for m in messages:
+        label = m.role if m.kind == "window" else f"{m.role}/{m.kind}"
+        click.echo(click.style(f"[{label}]", bold=True) + " " + m.content)
+
+
+def _print_search(result: SearchResult) -> None:
+    note = f" (fallback: {result.fallback_reason})" if result.fallback_reason else ""
+    click.echo(f"route={result.route_used}{note} total_found={result.total_found} timings={result.timings}")
+    for i, h in enumerate(result.hits, 1):
+        click.echo(f"{i:2d}. {h.score:.4f} [{h.meta.get('date')} {h.meta.get('author')}] {h.snippet or h.text}")
+
+
+@main.command()
+@click.option("--keep", type=click.Path(file_okay=False), help="Keep the demo store in this directory.")
+@click.pass_context
+def demo(ctx: click.Context, keep: str | None) -> None:
+    """Ingest a bundled Russian/Chinese/English conversation into a temporary embedded store,
+    then print the assembled context for a user and a search result.
+
+    Example: layered-memory demo
+    """
+    sample = importlib.resources.files("layered_memory") / "data" / "sample_conversation.jsonl"
+    rows = [json.loads(line) for line in sample.read_text(encoding="utf-8").splitlines() if line.strip()]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = keep or tmp
+        settings = LayeredMemorySettings(data_dir=path)
+        settings.memory.short_term_window = 4
+        settings.memory.summary_threshold_messages = 6
+        with LayeredMemory.embedded(path, embedder=ctx.obj["embedder"] or "default", settings=settings) as mem:
+            mem.add_messages(rows)
+            mem.set_user_data("u-anna", {"name": "Anna", "diet": "vegetarian", "timezone": "Europe/Berlin"})
+            emb = mem.embedder.name if mem.embedder else "none (BM25 only)"
+            click.echo(f"Stored {len(rows)} messages in {path} (embedder: {emb}).\n")
+            click.echo(click.style("== get_context_for_user('u-anna', 'telegram:1001') ==", fg="cyan"))
+            _print_context(mem.get_context_for_user("u-anna", "telegram:1001", max_tokens=1200))
+            for q in ("why did the payments pod crash?", "高铁票", "вегетарианские рестораны"):
+                click.echo(click.style(f"\n== search({q!r}, k=3) ==", fg="cyan"))
+                _print_search(mem.search(q, k=3))
+
+
+@main.command()
+@click.argument("file", type=click.File("r", encoding="utf-8"))
+@click.option("--batch", default=256, show_default=True, help="Messages per batch.")
+@click.pass_context
+def ingest(ctx: click.Context, file: Any, batch: int) -> None:
+    """Add messages from a JSON Lines file (one seed 001 message object per line).
+
+    Example: layered-memory ingest chat.jsonl
+    """
+    from tqdm import tqdm
+
+    lines = [line for line in file if line.strip()]
+    with _open(ctx) as mem, tqdm(total=len(lines), unit="msg", file=sys.stderr, disable=len(lines) < 500) as bar:
+        for start in range(0, len(lines), batch):
+            chunk = []
+            for no, line in enumerate(lines[start : start + batch], start + 1):
+                try:
+                    chunk.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise click.ClickException(f"line {no}: not JSON ({exc.msg}); fix the line or remove it") from None
+            try:
+                mem.add_messages(chunk)
+            except LayeredMemoryError as exc:
+                raise click.ClickException(f"batch starting at line {start + 1}: {exc}") from None
+            bar.update(len(chunk))
+    click.echo(f"ingested {len(lines)} messages")
+
+
+@main.command()
+@click.argument("queries", nargs=-1, required=True)
+@click.option("--k", default=10, show_default=True)
+@click.option("--route", type=click.Choice(["hybrid", "bm25", "dense"]), default="hybrid", show_default=True)
+@click.option("--filter", "filters", multiple=True, metavar="NAME=VALUE", help="e.g. --filter role=user")
+@click.option("--json", "as_json", is_flag=True, help="Print the seed 003 JSON result.")
+@click.pass_context
+def search(ctx: click.Context, queries: tuple[str, ...], k: int, route: str, filters: tuple[str, ...], as_json: bool) -> None:
+    """Hybrid search over stored messages.
+
+    Example: layered-memory search "payments pod crash" --k 5 --filter role=user
+    """
+    flt: dict[str, str] = {}
+    for item in filters:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise click.BadParameter(f"{item!r} is not NAME=VALUE", param_hint="--filter")
+        flt[name] = value
+    with _open(ctx) as mem:
+        result = mem.search(list(queries), filters=flt or None, k=k, route=route)
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        _print_search(result)
+
+
+@main.command()
+@click.argument("user_id")
+@click.argument("session_id")
+@click.option("--query", default=None, help="Query for the relevant-memory blocks (default: the last user message).")
+@click.option("--max-tokens", type=int, default=None)
+@click.option("--no-vector", is_flag=True, help="Leave out the relevant-memory blocks.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def context(ctx: click.Context, user_id: str, session_id: str, query: str | None, max_tokens: int | None, no_vector: bool, as_json: bool) -> None:
+    """Print the context get_context_for_user assembles.
+
+    Example: layered-memory context u1 telegram:123 --max-tokens 2000
+    """
+    with _open(ctx) as mem:
+        msgs = mem.get_context_for_user(user_id, session_id, query=query, include_vector=not no_vector, max_tokens=max_tokens)
+    if as_json:
+        click.echo(json.dumps([m.to_dict() | {"kind": m.kind} for m in msgs], ensure_ascii=False, indent=2))
+    else:
+        _print_context(msgs)
+
+
+@main.command()
+@click.pass_context
+def reindex(ctx: click.Context) -> None:
+    """Rebuild the vector index of the tenant from the record store.
+
+    Example: layered-memory reindex
+    """
+    with _open(ctx) as mem:
+        n = mem.reindex()
+    click.echo(f"reindexed {n} messages")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

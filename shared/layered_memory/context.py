@@ -1,0 +1,141 @@
+"""Context assembly for the next prompt (seed 002), within a token budget.
+
+Order: summary, user data, the short-term window (chronological), "Relevant memory: ...",
+"Relevant conversation memory: ...". When the budget is short, what goes first is, in order:
+conversation memory lines, relevant memory lines, the oldest window messages; the newest message is
+always kept, and the summary and user data are cut to fit before they are dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .models import ContextMessage, Message
+
+PER_MESSAGE_TOKENS = 4  # role and separators, as chat APIs count them
+
+SUMMARY_PREFIX = "Previous context summary: "
+USER_DATA_HEADER = "User data:"
+MEMORY_HEADER = "Relevant memory:"
+CONVERSATION_HEADER = "Relevant conversation memory:"
+
+
+@dataclass(slots=True)
+class MemoryLine:
+    """One line of a relevant-memory block; ``key`` deduplicates (e.g. a message_id)."""
+
+    text: str
+    key: str = ""
+
+
+def format_user_data(data: Mapping[str, Any]) -> str:
+    lines = [USER_DATA_HEADER]
+    for key, value in data.items():
+        if isinstance(value, (list, tuple)):
+            value = ", ".join(str(v) for v in value)
+        elif isinstance(value, dict):
+            value = "; ".join(f"{k}={v}" for k, v in value.items())
+        lines.append(f"- {key}: {value}")
+    return "\n".join(lines)
+
+
+def _truncate(text: str, budget: int, count: Callable[[str], int]) -> str | None:
+    """Cut text to at most ``budget`` tokens (by characters, checked with the counter)."""
+    if budget <= 0:
+        return None
+    if count(text) <= budget:
+        return text
+    lo, hi = 0, len(text)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if count(text[:mid] + "…") <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo] + "…" if lo > 0 else None
+
+
+def assemble_context(
+    *,
+    summary: str | None,
+    user_data: Mapping[str, Any] | None,
+    window: Sequence[Message],
+    memory: Sequence[MemoryLine] = (),
+    conversation: Sequence[MemoryLine] = (),
+    max_tokens: int | None = None,
+    count: Callable[[str], int],
+) -> list[ContextMessage]:
+    """Pack the blocks in the seed 002 order, never over ``max_tokens`` (counted with ``count``).
+
+    Nothing in ``memory`` or ``conversation`` repeats a window message (the caller excludes them;
+    lines with equal keys or equal text are kept once).
+    """
+    budget = max_tokens if max_tokens is not None else 10**12
+
+    def cost(text: str) -> int:
+        return count(text) + PER_MESSAGE_TOKENS
+
+    window_msgs = [
+        ContextMessage(
+            role=m.role, content=m.content, kind="window", message_id=m.message_id,
+            name=m.user_name or None, create_time=m.create_time,
+        )
+        for m in window
+    ]
+    # 1. the newest message always stays
+    kept_window: list[ContextMessage] = []
+    if window_msgs:
+        last = window_msgs[-1]
+        room = budget - PER_MESSAGE_TOKENS
+        if count(last.content) > room:
+            cut = _truncate(last.content, room, count) or last.content[:1]
+            last = last.model_copy(update={"content": cut})
+        kept_window.append(last)
+        budget -= cost(last.content)
+    # 2. summary and user data, cut to fit
+    head: list[ContextMessage] = []
+    for text, kind in ((summary and SUMMARY_PREFIX + summary, "summary"), (user_data and format_user_data(user_data), "user_data")):
+        if not text:
+            continue
+        fitted = _truncate(text, budget - PER_MESSAGE_TOKENS, count)
+        if fitted is None:
+            continue
+        head.append(ContextMessage(role="system", content=fitted, kind=kind))  # type: ignore[arg-type]
+        budget -= cost(fitted)
+    # 3. the rest of the window, newest first, contiguous
+    for msg in reversed(window_msgs[:-1]):
+        c = cost(msg.content)
+        if c > budget:
+            break
+        kept_window.append(msg)
+        budget -= c
+    kept_window.reverse()
+    # 4-5. memory blocks, best lines first
+    seen_keys = {m.message_id for m in kept_window if m.message_id}
+    seen_texts = {m.content.strip() for m in kept_window}
+    tail: list[ContextMessage] = []
+    for header, lines, kind in ((MEMORY_HEADER, memory, "memory"), (CONVERSATION_HEADER, conversation, "conversation_memory")):
+        chosen: list[str] = []
+        used = count(header) + PER_MESSAGE_TOKENS
+        for line in lines:
+            if (line.key and line.key in seen_keys) or line.text.strip() in seen_texts:
+                continue
+            c = count("\n- " + line.text)
+            if used + c > budget:
+                continue
+            chosen.append(line.text)
+            used += c
+            if line.key:
+                seen_keys.add(line.key)
+            seen_texts.add(line.text.strip())
+        if chosen:
+            tail.append(ContextMessage(role="system", content=header + "\n" + "\n".join(f"- {t}" for t in chosen), kind=kind))  # type: ignore[arg-type]
+            budget -= used
+    return head + kept_window + tail
+
+
+def context_tokens(messages: Sequence[ContextMessage], count: Callable[[str], int]) -> int:
+    """Tokens the assembled context costs, as ``assemble_context`` counts them."""
+    return sum(count(m.content) + PER_MESSAGE_TOKENS for m in messages)

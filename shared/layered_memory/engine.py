@@ -1,0 +1,510 @@
+"""``LayeredMemory``: the facade users hold.
+
+    mem = LayeredMemory.embedded("./memory")            # SQLite + Qdrant Edge on disk
+    mem.add_message(message_id="m1", chat_id="c1", user_id="u1", content="Hi")
+    mem.get_context_for_user("u1", "c1")
+
+Every public operation has an async twin (``aadd_message``, ``aget_context_for_user``, ...) that
+runs the sync code in a worker thread, so the event loop never blocks. ``mem.tenant("acme")``
+returns a handle that reads and writes only that tenant; ``mem.for_user("u1")`` one that can only
+see user u1 (adapters bind both at construction).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .config import LayeredMemorySettings
+from .context import MemoryLine, assemble_context
+from .errors import ConfigurationError, InvalidInputError
+from .indexing import MESSAGES, Indexer
+from .models import ContextMessage, Message, SearchResult, check_id, iso
+from .providers.base import ChatModel, Embedder
+from .providers.tokens import get_token_counter
+from .retrieval.analyzer import Analyzer
+from .retrieval.bm25 import BM25Encoder
+from .retrieval.plan import SearchPlan, plan_search
+from .search import SearchService
+from .stores.base import RecordStore, VectorIndex
+from .summary import summarize
+from .userdata import UserDataMixin
+
+logger = logging.getLogger(__name__)
+
+_DEFAULT = "default"
+JOBS = "jobs"
+SUMMARIES = "summary"
+
+
+def _resolve_embedder(embedder: Any) -> Embedder | None:
+    if embedder is None or embedder == "none":
+        return None
+    if embedder == _DEFAULT:
+        from .providers.local import default_embedder
+
+        return default_embedder()
+    if isinstance(embedder, str):
+        raise ConfigurationError(
+            f"embedder={embedder!r} is not known; pass 'default', 'none', or an embedder object "
+            "(an Embedder, a LangChain Embeddings or a LlamaIndex BaseEmbedding)"
+        )
+    from .providers.wrappers import as_embedder
+
+    return as_embedder(embedder)
+
+
+def _resolve_chat_model(model: Any) -> ChatModel | None:
+    if model is None:
+        return None
+    from .providers.wrappers import as_chat_model
+
+    return as_chat_model(model)
+
+
+@dataclass
+class _Core:
+    """State shared by every tenant / user handle of one LayeredMemory."""
+
+    settings: LayeredMemorySettings
+    records: RecordStore
+    index: VectorIndex | None
+    embedder: Embedder | None
+    chat_model: ChatModel | None
+    analyzer: Analyzer
+    indexer: Indexer
+    searcher: SearchService
+    count_tokens: Any
+    memory_sources: list[Any] = field(default_factory=list)  # extra tiers (topics, knowledge) for "Relevant memory"
+    write_lock: threading.RLock = field(default_factory=threading.RLock)
+    closed: bool = False
+
+
+def _async_twins(cls: type) -> type:
+    """Add ``aop`` for every name in ``cls._ASYNC``: the sync op in a worker thread."""
+    for name in cls._ASYNC:  # type: ignore[attr-defined]
+        sync = getattr(cls, name)
+
+        def make(sync=sync):
+            @functools.wraps(sync)
+            async def twin(self, *args, **kwargs):
+                return await asyncio.to_thread(sync, self, *args, **kwargs)
+
+            twin.__name__ = twin.__qualname__ = "a" + sync.__name__
+            twin.__doc__ = f"Async twin of :meth:`{sync.__name__}` (runs it in a worker thread)."
+            return twin
+
+        setattr(cls, "a" + name, make())
+    return cls
+
+
+@_async_twins
+class LayeredMemory(UserDataMixin):
+    """The memory engine for one tenant (default ``"default"``), optionally bound to one user."""
+
+    _ASYNC = (
+        "add_message", "add_messages", "get_messages", "get_session_messages", "clear_session", "search",
+        "get_context_for_user", "get_summary", "refresh_summary", "process", "reindex", "sync_index",
+        "set_user_data", "get_user_data", "delete_user_data", "add_tool_result", "get_task_memory",
+        "clear_task_memory", "create_task", "update_task", "complete_task", "list_tasks", "get_task", "close",
+    )
+
+    def __init__(self, core: _Core, tenant: str = _DEFAULT, user_id: str | None = None) -> None:
+        self._core = core
+        self.tenant_id = check_id("tenant", tenant)
+        self.bound_user = check_id("user_id", user_id, optional=True)
+
+    # -- construction -------------------------------------------------------------------------
+    @classmethod
+    def from_stores(
+        cls,
+        records: RecordStore,
+        index: VectorIndex | None,
+        *,
+        embedder: Any = _DEFAULT,
+        chat_model: Any = None,
+        settings: LayeredMemorySettings | None = None,
+    ) -> LayeredMemory:
+        """Build from ready stores (any RecordStore / VectorIndex)."""
+        settings = settings or LayeredMemorySettings()
+        emb = _resolve_embedder(embedder)
+        records.setup()
+        analyzer = Analyzer()
+        r = settings.retrieval
+        encoder = BM25Encoder(k1=r.k1, b=r.b, avgdl=r.avgdl)
+        collection = settings.qdrant.collection_prefix + MESSAGES
+        indexer = Indexer(records, index, emb, analyzer, encoder, collection)
+        searcher = SearchService(records, index, emb, analyzer, encoder, collection, r)
+        core = _Core(
+            settings=settings, records=records, index=index, embedder=emb, chat_model=_resolve_chat_model(chat_model),
+            analyzer=analyzer, indexer=indexer, searcher=searcher, count_tokens=get_token_counter(settings.context.encoding),
+        )
+        mem = cls(core, settings.tenant)
+        for tenant in records.tenants():  # crash recovery: index what was stored but not indexed
+            n = indexer.flush(tenant)
+            if n:
+                logger.info("indexed %d pending messages of tenant %s", n, tenant)
+        return mem
+
+    @classmethod
+    def embedded(
+        cls, path: str | os.PathLike[str] = ".layered_memory", *, embedder: Any = _DEFAULT, chat_model: Any = None,
+        settings: LayeredMemorySettings | None = None,
+    ) -> LayeredMemory:
+        """SQLite + Qdrant Edge under ``path`` (created if missing). No server."""
+        from .stores.qdrant_edge import QdrantEdgeVectorIndex
+        from .stores.sqlite import SQLiteRecordStore
+
+        path = os.fspath(path)
+        os.makedirs(path, exist_ok=True)
+        records = SQLiteRecordStore(os.path.join(path, "records.sqlite3"))
+        index = QdrantEdgeVectorIndex(os.path.join(path, "vectors"))
+        return cls.from_stores(records, index, embedder=embedder, chat_model=chat_model, settings=settings)
+
+    @classmethod
+    def from_urls(
+        cls, *, redis_url: str, qdrant_url: str | None = None, qdrant_api_key: str | None = None,
+        embedder: Any = _DEFAULT, chat_model: Any = None, settings: LayeredMemorySettings | None = None,
+    ) -> LayeredMemory:
+        """Redis RecordStore plus a Qdrant server (or none: BM25 over Redis, seed 002's core)."""
+        from .stores.redis import RedisRecordStore
+
+        settings = settings or LayeredMemorySettings()
+        rs = settings.redis
+        records = RedisRecordStore.from_url(
+            redis_url, socket_timeout=rs.socket_timeout, connect_timeout=rs.connect_timeout, prefix=rs.prefix
+        )
+        index = None
+        if qdrant_url:
+            from .stores.qdrant_server import QdrantVectorIndex
+
+            index = QdrantVectorIndex.from_url(qdrant_url, api_key=qdrant_api_key, timeout=settings.qdrant.timeout)
+        return cls.from_stores(records, index, embedder=embedder, chat_model=chat_model, settings=settings)
+
+    @classmethod
+    def from_settings(
+        cls, settings: LayeredMemorySettings | None = None, *, embedder: Any = None, chat_model: Any = None
+    ) -> LayeredMemory:
+        """From ``LAYERED_MEMORY_*`` environment variables (or the given settings)."""
+        settings = settings or LayeredMemorySettings()
+        emb = embedder if embedder is not None else settings.embedder
+        if settings.redis.url:
+            key = settings.qdrant.api_key.get_secret_value() if settings.qdrant.api_key else None
+            return cls.from_urls(
+                redis_url=settings.redis.url, qdrant_url=settings.qdrant.url, qdrant_api_key=key,
+                embedder=emb, chat_model=chat_model, settings=settings,
+            )
+        return cls.embedded(settings.data_dir, embedder=emb, chat_model=chat_model, settings=settings)
+
+    def tenant(self, name: str) -> LayeredMemory:
+        """A handle that reads and writes only tenant ``name`` (same stores)."""
+        return LayeredMemory(self._core, name, self.bound_user)
+
+    def for_user(self, user_id: str) -> LayeredMemory:
+        """A handle that can only read and write ``user_id``'s data in this tenant."""
+        if self.bound_user and self.bound_user != user_id:
+            raise InvalidInputError("user_id", user_id, f"this handle is bound to user {self.bound_user!r}", "use that user")
+        return LayeredMemory(self._core, self.tenant_id, user_id)
+
+    @property
+    def settings(self) -> LayeredMemorySettings:
+        return self._core.settings
+
+    @property
+    def embedder(self) -> Embedder | None:
+        return self._core.embedder
+
+    @property
+    def chat_model(self) -> ChatModel | None:
+        return self._core.chat_model
+
+    @property
+    def records(self) -> RecordStore:
+        return self._core.records
+
+    @property
+    def index(self) -> VectorIndex | None:
+        return self._core.index
+
+    def count_tokens(self, text: str) -> int:
+        return self._core.count_tokens(text)
+
+    def _user(self, user_id: str | None) -> str:
+        user_id = user_id or self.bound_user
+        check_id("user_id", user_id)
+        if self.bound_user and user_id != self.bound_user:
+            raise InvalidInputError("user_id", user_id, f"this handle is bound to user {self.bound_user!r}", "use that user")
+        return user_id  # type: ignore[return-value]
+
+    # -- messages -----------------------------------------------------------------------------
+    def _validate(self, data: Mapping[str, Any] | Message) -> Message:
+        if not isinstance(data, (Mapping, Message)):
+            raise InvalidInputError("message", data, "must be a dict or a Message", "pass the seed 001 message fields")
+        raw = data.model_dump() if isinstance(data, Message) else dict(data)
+        if raw.get("tenant") not in (None, self.tenant_id):
+            raise InvalidInputError("tenant", raw["tenant"], f"this handle writes tenant {self.tenant_id!r}", "use mem.tenant(...)")
+        raw["tenant"] = self.tenant_id
+        if self.bound_user and raw.get("user_id") is None:
+            raw["user_id"] = self.bound_user
+        raw.pop("seq", None)
+        msg = Message.build(raw)
+        self._user(msg.user_id)
+        limit = self._core.settings.memory.max_content_chars
+        if len(msg.content) > limit:
+            raise InvalidInputError(
+                "content", msg.content[:40] + "…", f"has {len(msg.content)} characters, over max_content_chars={limit}",
+                "split the message or raise LAYERED_MEMORY_MEMORY__MAX_CONTENT_CHARS",
+            )
+        return msg
+
+    def add_message(self, message: Mapping[str, Any] | Message | None = None, /, **fields: Any) -> Message:
+        """Store one message (seed 001 fields + session_key + metadata); idempotent by message_id.
+
+        Durable in the RecordStore before it returns, then indexed (BM25 + dense).
+
+        Raises:
+            InvalidInputError: a field breaks a rule; nothing is written.
+        """
+        if message is not None and fields:
+            raise InvalidInputError("message", "both", "pass a message or keyword fields, not both", "pick one")
+        return self.add_messages([message if message is not None else fields])[0]
+
+    def add_messages(self, messages: Iterable[Mapping[str, Any] | Message]) -> list[Message]:
+        """Store a batch atomically (all or nothing); embeddings are computed in one batch."""
+        msgs = [self._validate(m) for m in messages]
+        unique: dict[str, Message] = {}
+        for m in msgs:
+            unique.setdefault(m.message_id, m)
+        batch = list(unique.values())
+        core = self._core
+        with core.write_lock:
+            flags = core.records.put_messages(self.tenant_id, batch)
+            new = [m for m, is_new in zip(batch, flags) if is_new]
+            if new:
+                sessions = {(m.user_id, m.session_key) for m in new}
+                core.records.put_docs(self.tenant_id, JOBS, {f"summary|{u}|{s}": {"user_id": u, "session_key": s} for u, s in sessions})
+                try:
+                    core.indexer.index_messages(self.tenant_id, new)
+                except Exception as exc:  # stored and pending: the next sync_index/process/start indexes them
+                    logger.warning("indexing failed (%s: %s); %d messages stay pending", type(exc).__name__, exc, len(new))
+        stored = {m.message_id: m for m in batch}
+        return [stored[m.message_id] for m in msgs]
+
+    def get_messages(self, message_ids: Sequence[str]) -> list[Message | None]:
+        """Messages by id (None where missing or not visible to this handle)."""
+        out = self._core.records.get_messages(self.tenant_id, list(message_ids))
+        if self.bound_user:
+            out = [m if m is not None and m.user_id == self.bound_user else None for m in out]
+        return out
+
+    def get_session_messages(self, user_id: str | None, session_id: str, *, limit: int | None = None) -> list[Message]:
+        """A user's messages in one session, oldest first (the last ``limit`` when given)."""
+        user_id = self._user(user_id)
+        if limit is not None:
+            return self._core.records.window(self.tenant_id, user_id=user_id, session_key=session_id, limit=limit)
+        out: list[Message] = []
+        after = 0
+        while True:
+            page = self._core.records.scan_messages(self.tenant_id, user_id=user_id, session_key=session_id, after_seq=after, limit=1000)
+            out.extend(page)
+            if len(page) < 1000:
+                return out
+            after = page[-1].seq or 0
+
+    def clear_session(self, user_id: str | None, session_id: str | None = None) -> int:
+        """Delete a user's messages of one session (or all sessions) and their summary. Returns the count."""
+        user_id = self._user(user_id)
+        core = self._core
+        with core.write_lock:
+            ids = core.records.delete_messages(self.tenant_id, user_id=user_id, session_key=session_id)
+            core.indexer.delete_messages(self.tenant_id, ids)
+            prefix = f"{user_id}|{session_id}" if session_id else f"{user_id}|"
+            keys = [k for k, _ in core.records.list_docs(self.tenant_id, SUMMARIES, prefix=prefix, limit=100_000)]
+            if keys:
+                core.records.delete_docs(self.tenant_id, SUMMARIES, keys)
+        return len(ids)
+
+    # -- search -------------------------------------------------------------------------------
+    def plan_search(self, queries: str | Sequence[str] | None, *, filters: Mapping[str, Any] | None = None, k: int = 10, route: str = "hybrid") -> SearchPlan:
+        """Validate and plan a search without running it (see ``search``)."""
+        scope = {"user_id": self.bound_user} if self.bound_user else None
+        return plan_search(
+            self.tenant_id, queries, filters=filters, k=k, route=route, scope=scope,
+            max_query_chars=self._core.settings.retrieval.max_query_chars,
+        )
+
+    def search(self, queries: str | Sequence[str] | None = None, filters: Mapping[str, Any] | None = None, k: int = 10, route: str = "hybrid", *, query: str | None = None) -> SearchResult:
+        """Hybrid (BM25 + dense, RRF), bm25 or dense search over this tenant's messages (seed 003).
+
+        Args:
+            queries: one query or a list (normalized, deduplicated); ``query=`` is an alias.
+            filters: role, session_key, user_id, chat_id, timestamp_from/to, channel, author, lang,
+                kind, topic_id, task_id, interaction_type, success. Applied inside the index.
+            k: 1..100 hits. route: "hybrid" | "bm25" | "dense".
+
+        Returns:
+            SearchResult with hits (id, score, text, snippet, meta), total_found, route_used
+            ("bm25" when the embedder failed or is missing; ``fallback_reason`` says why) and timings.
+        """
+        if query is not None:
+            queries = [query] if queries is None else ([queries] if isinstance(queries, str) else list(queries)) + [query]
+        plan = self.plan_search(queries, filters=filters, k=k, route=route)
+        return self._core.searcher.execute(plan, self.tenant_id)
+
+    # -- summaries ----------------------------------------------------------------------------
+    def get_summary(self, user_id: str | None, session_id: str) -> str | None:
+        doc = self._core.records.get_docs(self.tenant_id, SUMMARIES, [f"{self._user(user_id)}|{session_id}"])[0]
+        return doc["text"] if doc else None
+
+    def refresh_summary(self, user_id: str | None, session_id: str, *, force: bool = False) -> str | None:
+        """Summarize the session's messages older than the window when enough are uncovered (or ``force``)."""
+        user_id = self._user(user_id)
+        core = self._core
+        mem_cfg = core.settings.memory
+        key = f"{user_id}|{session_id}"
+        doc = core.records.get_docs(self.tenant_id, SUMMARIES, [key])[0] or {"text": "", "covered_seq": 0, "covered_count": 0}
+        total = core.records.count_messages(self.tenant_id, user_id=user_id, session_key=session_id)
+        uncovered_old = total - mem_cfg.short_term_window - doc["covered_count"]
+        step = mem_cfg.summary_threshold_messages - mem_cfg.short_term_window
+        if uncovered_old <= 0 or (not force and (total <= mem_cfg.summary_threshold_messages or uncovered_old < step)):
+            return doc["text"] or None
+        new = core.records.scan_messages(
+            self.tenant_id, user_id=user_id, session_key=session_id, after_seq=doc["covered_seq"], limit=uncovered_old
+        )
+        if not new:
+            return doc["text"] or None
+        text, method = summarize(doc["text"], new, core.analyzer, core.chat_model)
+        doc = {
+            "text": text, "method": method, "covered_seq": new[-1].seq or 0,
+            "covered_count": doc["covered_count"] + len(new), "updated": iso(new[-1].create_time),
+        }
+        core.records.put_docs(self.tenant_id, SUMMARIES, {key: doc})
+        return text
+
+    def _summary_stale(self, user_id: str, session_id: str) -> bool:
+        core = self._core
+        cfg = core.settings.memory
+        total = core.records.count_messages(self.tenant_id, user_id=user_id, session_key=session_id)
+        if total <= cfg.summary_threshold_messages:
+            return False
+        doc = core.records.get_docs(self.tenant_id, SUMMARIES, [f"{user_id}|{session_id}"])[0]
+        covered = doc["covered_count"] if doc else 0
+        return total - cfg.short_term_window - covered >= cfg.summary_threshold_messages - cfg.short_term_window
+
+    # -- context ------------------------------------------------------------------------------
+    def get_context_for_user(
+        self, user_id: str | None, session_id: str, query: str | None = None, include_vector: bool = True,
+        max_tokens: int | None = None, *, task_id: str | None = None,
+    ) -> list[ContextMessage]:
+        """The prompt context in the seed 002 order.
+
+        1. "Previous context summary: ..." (system), 2. user data (system), 3. the last
+        ``short_term_window`` messages of the session, 4. "Relevant memory: ..." from the tiers
+        (this session's older messages, topic summaries, long-term facts), 5. "Relevant conversation
+        memory: ..." from the user's other sessions. Blocks 4-5 need an embedder and
+        ``include_vector``; they never repeat the window. The whole fits ``max_tokens``.
+        """
+        user_id = self._user(user_id)
+        core = self._core
+        cfg = core.settings.memory
+        if core.chat_model is None and self._summary_stale(user_id, session_id):
+            self.refresh_summary(user_id, session_id)  # extractive: cheap; with a model: process()
+        summary = self.get_summary(user_id, session_id)
+        user_data = self.get_user_data(user_id)
+        window = core.records.window(self.tenant_id, user_id=user_id, session_key=session_id, limit=cfg.short_term_window)
+        memory: list[MemoryLine] = []
+        conversation: list[MemoryLine] = []
+        if include_vector and core.embedder is not None and core.index is not None:
+            text = query or next((m.content for m in reversed(window) if m.role == "user"), None)
+            if task_id:
+                results = [r["content"] for r in self.get_task_memory(task_id)[-3:]]
+                text = " ".join([text or "", *results]).strip() or None
+            if text:
+                memory, conversation = self._relevant(user_id, session_id, text, [m.message_id for m in window])
+        budget = max_tokens if max_tokens is not None else core.settings.context.max_tokens
+        return assemble_context(
+            summary=summary, user_data=user_data, window=window, memory=memory, conversation=conversation,
+            max_tokens=budget, count=core.count_tokens,
+        )
+
+    def _relevant(self, user_id: str, session_id: str, text: str, window_ids: list[str]) -> tuple[list[MemoryLine], list[MemoryLine]]:
+        core = self._core
+        cfg = core.settings.memory
+        vector = core.embedder.embed_query(text[: core.settings.retrieval.max_query_chars])  # type: ignore[union-attr]
+        memory: list[MemoryLine] = []
+        if cfg.relevant_memory_k:
+            plan = self.plan_search(text[:2000], filters={"user_id": user_id, "session_key": session_id}, k=cfg.relevant_memory_k)
+            res = core.searcher.execute(plan, self.tenant_id, exclude_ids=window_ids, query_vectors=[vector])
+            memory = [MemoryLine(f"[{(h.meta.get('date') or '')[:16]} {h.meta.get('role')}] {h.text}", h.id) for h in res.hits]
+        for source in core.memory_sources:  # mid and long tiers
+            memory.extend(source(self, user_id, session_id, text, vector))
+        conversation: list[MemoryLine] = []
+        if cfg.conversation_memory_k:
+            plan = self.plan_search(text[:2000], filters={"user_id": user_id}, k=cfg.conversation_memory_k)
+            plan.filter.must_not = [*(plan.filter.must_not or []), *_session_condition(session_id)]
+            res = core.searcher.execute(plan, self.tenant_id, exclude_ids=window_ids, query_vectors=[vector])
+            conversation = [
+                MemoryLine(f"[{(h.meta.get('date') or '')[:16]} {h.meta.get('session_key')}] {h.meta.get('role')}: {h.text}", h.id)
+                for h in res.hits
+            ]
+        return memory, conversation
+
+    # -- maintenance --------------------------------------------------------------------------
+    def process(self) -> dict[str, int]:
+        """Run pending background work: index pending messages, refresh stale summaries."""
+        core = self._core
+        done = {"indexed": self.sync_index(), "summaries": 0}
+        jobs = core.records.list_docs(self.tenant_id, JOBS, prefix="summary|", limit=100_000)
+        for key, job in jobs:
+            before = self.get_summary(job["user_id"], job["session_key"]) if not self.bound_user else None
+            after = LayeredMemory(core, self.tenant_id).refresh_summary(job["user_id"], job["session_key"])
+            done["summaries"] += int(after is not None and after != before)
+            core.records.delete_docs(self.tenant_id, JOBS, [key])
+        return done
+
+    def sync_index(self) -> int:
+        """Index messages stored but not yet indexed (after a crash or an embedder outage)."""
+        with self._core.write_lock:
+            return self._core.indexer.flush(self.tenant_id)
+
+    def reindex(self) -> int:
+        """Rebuild this tenant's vector index from the RecordStore. Returns how many were indexed."""
+        core = self._core
+        if core.index is None:
+            return 0
+        with core.write_lock:
+            core.records.mark_all_pending(self.tenant_id)
+            return core.indexer.flush(self.tenant_id)
+
+    def close(self) -> None:
+        core = self._core
+        if core.closed:
+            return
+        core.closed = True
+        core.records.close()
+        if core.index is not None:
+            core.index.close()
+
+    def __enter__(self) -> LayeredMemory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> LayeredMemory:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def _session_condition(session_id: str) -> list[Any]:
+    from qdrant_client import models
+
+    return [models.FieldCondition(key="session_key", match=models.MatchValue(value=session_id))]

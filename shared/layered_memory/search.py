@@ -1,0 +1,204 @@
+"""Running a search plan: routes hybrid | bm25 | dense, fallback to bm25, hits with snippets.
+
+With a vector index, BM25 is a sparse vector and fusion (RRF) runs inside Qdrant. Without one
+(seed 002's Redis-only core) BM25 runs in-process over the RecordStore.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from qdrant_client import models
+
+from .errors import CapabilityError, LayeredMemoryError
+from .models import Message, SearchHit, SearchResult, parse_time
+from .providers.base import Embedder
+from .retrieval.analyzer import Analyzer
+from .retrieval.bm25 import BM25Encoder, BM25Scorer
+from .retrieval.fusion import rrf
+from .retrieval.plan import KEYWORD_FILTERS, SearchPlan
+from .retrieval.snippet import make_snippet
+from .config import RetrievalSettings
+from .indexing import point_id
+from .stores.base import IndexHit, RecordStore, VectorIndex
+
+logger = logging.getLogger(__name__)
+
+META_FIELDS = ("channel", "message_id", "author", "is_forward", "reply_to", "links", "media_types", "lang", "hash")
+EXTRA_FIELDS = ("role", "session_key", "user_id", "topic_id", "task_id", "kind", "seq")
+
+
+def hit_from_payload(payload: dict[str, Any], score: float, snippet: str) -> SearchHit:
+    meta = {"channel_id": payload.get("chat_id")}
+    meta.update({f: payload.get(f) for f in META_FIELDS})
+    meta["date"] = payload.get("timestamp")
+    meta.update({f: payload.get(f) for f in EXTRA_FIELDS if payload.get(f) is not None})
+    return SearchHit(
+        id=str(payload.get("message_id") or payload.get("id")),
+        score=float(score),
+        text=payload.get("text", ""),
+        snippet=snippet,
+        meta=meta,
+    )
+
+
+def _ms(t0: float) -> float:
+    return round((time.perf_counter() - t0) * 1000, 3)
+
+
+class SearchService:
+    def __init__(
+        self,
+        records: RecordStore,
+        index: VectorIndex | None,
+        embedder: Embedder | None,
+        analyzer: Analyzer,
+        encoder: BM25Encoder,
+        collection: str,
+        settings: RetrievalSettings,
+    ) -> None:
+        self.records = records
+        self.index = index
+        self.embedder = embedder
+        self.analyzer = analyzer
+        self.encoder = encoder
+        self.collection = collection
+        self.settings = settings
+
+    def execute(
+        self, plan: SearchPlan, tenant: str, *, exclude_ids: Sequence[str] = (), query_vectors: Sequence[list[float]] | None = None
+    ) -> SearchResult:
+        """Run the plan. ``exclude_ids`` are message_ids left out inside the index (the context window);
+        ``query_vectors`` are the queries' embeddings when the caller already has them."""
+        t_start = time.perf_counter()
+        timings: dict[str, float] = {}
+        route = plan.route
+        fallback: str | None = None
+        if route == "dense" and self.embedder is None:
+            raise CapabilityError("route='dense' needs an embedder; configure one or use route='bm25'")
+        if route == "hybrid" and self.embedder is None:
+            route, fallback = "bm25", "no embedder configured"
+        dense_vecs: list[list[float]] | None = None
+        if route in ("hybrid", "dense") and query_vectors is not None:
+            dense_vecs = [list(v) for v in query_vectors]
+        elif route in ("hybrid", "dense"):
+            t0 = time.perf_counter()
+            try:
+                dense_vecs = [self.embedder.embed_query(q) for q in plan.queries]  # type: ignore[union-attr]
+            except Exception as exc:  # any embedder failure: fall back, say so
+                if route == "dense":
+                    raise
+                logger.warning("embedder failed (%s); search falls back to bm25", type(exc).__name__)
+                route, fallback = "bm25", f"embedder failed: {type(exc).__name__}: {exc}"
+            timings["embed"] = _ms(t0)
+        t0 = time.perf_counter()
+        per_query: list[list[tuple[str, float, dict[str, Any]]]] = []
+        if self.index is None:
+            per_query = self._scan_bm25(plan, tenant, exclude_ids)
+            route_used = "bm25"
+        else:
+            flt = plan.filter
+            if exclude_ids:
+                flt = models.Filter(
+                    must=flt.must,
+                    must_not=[*(flt.must_not or []), models.HasIdCondition(has_id=[point_id(tenant, "message", i) for i in exclude_ids])],
+                )
+            depth = max(plan.k, min(self.settings.prefetch_limit, 100)) if len(plan.queries) > 1 else plan.k
+            for i, q in enumerate(plan.queries):
+                sparse = self.encoder.query(self.analyzer.terms(q)) if route in ("hybrid", "bm25") else None
+                dense = dense_vecs[i] if dense_vecs is not None and route in ("hybrid", "dense") else None
+                if route == "bm25" and not sparse.indices:  # type: ignore[union-attr]
+                    per_query.append([])
+                    continue
+                hits: list[IndexHit] = self.index.query(
+                    self.collection,
+                    dense=dense,
+                    sparse=sparse if sparse is not None and sparse.indices else None,
+                    filter=flt,
+                    limit=depth,
+                    prefetch_limit=max(self.settings.prefetch_limit, depth),
+                    rrf_k=self.settings.rrf_k,
+                    weights=(self.settings.dense_weight, self.settings.sparse_weight),
+                )
+                per_query.append([(h.payload.get("message_id") or h.id, h.score, h.payload) for h in hits])
+            route_used = route
+        timings["retrieve"] = _ms(t0)
+        t0 = time.perf_counter()
+        if len(per_query) == 1:
+            ranked = per_query[0]
+        else:
+            payloads = {rid: p for lst in per_query for rid, _, p in lst}
+            fused = rrf([[rid for rid, _, _ in lst] for lst in per_query], k=self.settings.rrf_k)
+            ranked = [(rid, score, payloads[rid]) for rid, score in fused]
+        total = len(ranked)
+        query_terms = sorted({t for q in plan.queries for t in self.analyzer.terms(q)})
+        hits_out = [
+            hit_from_payload(p, score, make_snippet(p.get("text", ""), query_terms, self.analyzer))
+            for _, score, p in ranked[: plan.k]
+        ]
+        timings["fuse"] = _ms(t0)
+        timings["total"] = _ms(t_start)
+        result = SearchResult(hits=hits_out, total_found=total, route_used=route_used, queries=plan.queries, timings=timings)
+        if fallback:
+            result.fallback_reason = fallback
+        logger.info("search route=%s queries=%d hits=%d in %.1f ms", route_used, len(plan.queries), len(hits_out), timings["total"])
+        return result
+
+    # -- core mode: no vector index -----------------------------------------------------------
+    def _scan_bm25(self, plan: SearchPlan, tenant: str, exclude_ids: Sequence[str]) -> list[list[tuple[str, float, dict[str, Any]]]]:
+        f = plan.filters
+        msgs: list[Message] = []
+        after = 0
+        excluded = set(exclude_ids)
+        while True:
+            page = self.records.scan_messages(
+                tenant,
+                user_id=f.get("user_id") if isinstance(f.get("user_id"), str) else None,
+                session_key=f.get("session_key") if isinstance(f.get("session_key"), str) else None,
+                after_seq=after,
+                limit=2000,
+            )
+            if not page:
+                break
+            after = page[-1].seq or after + len(page)
+            msgs.extend(m for m in page if m.message_id not in excluded and matches(m, f))
+        if not msgs:
+            return [[] for _ in plan.queries]
+        from .indexing import message_payload
+
+        payloads = [message_payload(m, self.analyzer.detect_lang(m.content)) for m in msgs]
+        scorer = BM25Scorer([self.analyzer.terms(m.content) for m in msgs], k1=self.settings.k1, b=self.settings.b)
+        out = []
+        for q in plan.queries:
+            idx, scores = scorer.top_k(self.analyzer.terms(q), plan.k if len(plan.queries) == 1 else max(plan.k, 50))
+            out.append([(payloads[i]["message_id"], float(s), payloads[i]) for i, s in zip(idx.tolist(), scores.tolist()) if s > 0])
+        return out
+
+
+def matches(msg: Message, f: dict[str, Any]) -> bool:
+    """Python twin of the index filter, for the core mode without a vector index."""
+    values = {
+        "role": msg.role, "session_key": msg.session_key, "user_id": msg.user_id, "chat_id": msg.chat_id,
+        "channel": str(msg.metadata.get("channel") or msg.chat_id), "author": msg.user_name or msg.user_id,
+        "kind": "message", "topic_id": msg.topic_id, "task_id": msg.metadata.get("task_id"),
+        "interaction_type": msg.metadata.get("interaction_type"), "lang": None,
+    }
+    for name in KEYWORD_FILTERS:
+        if name not in f or name == "lang":
+            continue
+        want = f[name] if isinstance(f[name], list) else [f[name]]
+        if values[name] not in want:
+            return False
+    if "timestamp_from" in f and msg.create_time < parse_time("timestamp_from", f["timestamp_from"]):
+        return False
+    if "timestamp_to" in f and msg.create_time > parse_time("timestamp_to", f["timestamp_to"]):
+        return False
+    if "success" in f and bool(msg.metadata.get("success", True)) != f["success"]:
+        return False
+    return True
+
+
+__all__ = ["SearchService", "hit_from_payload", "matches", "LayeredMemoryError"]

@@ -1,0 +1,100 @@
+"""Session summaries: "Previous context summary: ..." (seed 002).
+
+A summary covers the messages of a session older than the short-term window. It is refreshed once
+``summary_threshold_messages - short_term_window`` older messages are not yet covered. With a chat
+model the summary is written by the model (in the conversation's language); without one, or when
+the model fails, an extractive summary picks the most central sentences.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from .models import Message
+from .providers.base import ChatModel
+from .retrieval.analyzer import Analyzer
+
+logger = logging.getLogger(__name__)
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
+MAX_SENTENCE_CHARS = 220
+
+SUMMARY_PROMPT = """You maintain a running summary of a conversation for an assistant's memory.
+Write the updated summary in the same language the participants use. Keep facts, names, numbers,
+decisions, preferences and open questions; drop greetings and filler. At most {max_words} words.
+
+Current summary (may be empty):
+{previous}
+
+New messages:
+{messages}
+
+Updated summary:"""
+
+
+def _speaker(m: Message) -> str:
+    return m.user_name or m.role if m.role == "user" else m.role
+
+
+def extractive_summary(
+    previous: str, messages: Sequence[Message], analyzer: Analyzer, *, max_sentences: int = 8
+) -> str:
+    """Pick the most central sentences (term overlap with the whole span), keep them in order."""
+    candidates: list[tuple[int, str, list[str]]] = []
+    for i, sent in enumerate(s for s in _SENTENCE.split(previous) if s.strip()):
+        candidates.append((i, sent.strip(), analyzer.terms(sent)))
+    base = len(candidates)
+    for j, m in enumerate(messages):
+        for sent in _SENTENCE.split(m.content):
+            sent = sent.strip()
+            if len(sent) < 3:
+                continue
+            if len(sent) > MAX_SENTENCE_CHARS:
+                sent = sent[: MAX_SENTENCE_CHARS - 1] + "…"
+            candidates.append((base + j, f"{_speaker(m)}: {sent}", analyzer.terms(sent)))
+    if not candidates:
+        return previous
+    df = Counter(t for _, _, terms in candidates for t in set(terms))
+    scored = []
+    for order, text, terms in candidates:
+        if not terms:
+            continue
+        uniq = set(terms)
+        centrality = sum(df[t] - 1 for t in uniq) / (len(uniq) ** 0.5)
+        scored.append((centrality + 0.01 * len(uniq), order, text))
+    chosen = sorted(sorted(scored, reverse=True)[:max_sentences], key=lambda x: x[1])
+    seen: set[str] = set()
+    lines = []
+    for _, _, text in chosen:
+        if text not in seen:
+            seen.add(text)
+            lines.append(text)
+    return " ".join(lines)
+
+
+def llm_summary(previous: str, messages: Sequence[Message], model: ChatModel, *, max_words: int = 200) -> str:
+    convo = "\n".join(f"{_speaker(m)}: {m.content}" for m in messages)
+    prompt = SUMMARY_PROMPT.format(max_words=max_words, previous=previous or "(none)", messages=convo)
+    try:
+        text = model.complete(prompt, operation="session_summary")  # type: ignore[call-arg]
+    except TypeError:
+        text = model.complete(prompt)
+    text = (text or "").strip()
+    if not text:
+        raise ValueError("the chat model returned an empty summary")
+    return text
+
+
+def summarize(
+    previous: str, messages: Sequence[Message], analyzer: Analyzer, model: ChatModel | None
+) -> tuple[str, str]:
+    """Return (summary, method) where method is "llm" or "extractive" (also after a model failure)."""
+    if model is not None:
+        try:
+            return llm_summary(previous, messages, model), "llm"
+        except Exception as exc:
+            logger.warning("summary model failed (%s); using the extractive summary", type(exc).__name__)
+    return extractive_summary(previous, messages, analyzer), "extractive"
