@@ -12,8 +12,6 @@ see user u1 (adapters bind both at construction).
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import logging
 import os
 import threading
@@ -21,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._async import async_twins
 from .config import LayeredMemorySettings
 from .context import MemoryLine, assemble_context
 from .errors import ConfigurationError, InvalidInputError
@@ -81,30 +80,15 @@ class _Core:
     indexer: Indexer
     searcher: SearchService
     count_tokens: Any
-    memory_sources: list[Any] = field(default_factory=list)  # extra tiers (topics, knowledge) for "Relevant memory"
+    # Extension points for the other tiers (topics, knowledge): each is called with the handle.
+    memory_sources: list[Any] = field(default_factory=list)  # (mem, user_id, session_id, text, vector) -> list[MemoryLine]
+    write_hooks: list[Any] = field(default_factory=list)  # (mem, new_messages) -> None, after the RecordStore write
+    processors: list[Any] = field(default_factory=list)  # (mem) -> dict[str, int], run by process()
     write_lock: threading.RLock = field(default_factory=threading.RLock)
     closed: bool = False
 
 
-def _async_twins(cls: type) -> type:
-    """Add ``aop`` for every name in ``cls._ASYNC``: the sync op in a worker thread."""
-    for name in cls._ASYNC:  # type: ignore[attr-defined]
-        sync = getattr(cls, name)
-
-        def make(sync=sync):
-            @functools.wraps(sync)
-            async def twin(self, *args, **kwargs):
-                return await asyncio.to_thread(sync, self, *args, **kwargs)
-
-            twin.__name__ = twin.__qualname__ = "a" + sync.__name__
-            twin.__doc__ = f"Async twin of :meth:`{sync.__name__}` (runs it in a worker thread)."
-            return twin
-
-        setattr(cls, "a" + name, make())
-    return cls
-
-
-@_async_twins
+@async_twins
 class LayeredMemory(UserDataMixin):
     """The memory engine for one tenant (default ``"default"``), optionally bound to one user."""
 
@@ -232,6 +216,34 @@ class LayeredMemory(UserDataMixin):
     def index(self) -> VectorIndex | None:
         return self._core.index
 
+    @property
+    def topics(self) -> Any:
+        """Topic threading, mid-term summaries, ``quick_search`` / ``topic_search`` (seed 001)."""
+        from .topics.api import Topics
+
+        return Topics(self)
+
+    @property
+    def knowledge(self) -> Any:
+        """Long-term tier: entities, relations, user profiles, graph queries (seed 001, 4)."""
+        from .knowledge.api import Knowledge
+
+        return Knowledge(self)
+
+    @property
+    def agents(self) -> Any:
+        """Agent context stores (seed 004): ``mem.agents.create(user_id, agent_name)``."""
+        from .agents.api import Agents
+
+        return Agents(self)
+
+    @property
+    def items(self) -> Any:
+        """Namespaced JSON items with hybrid search (backs the LangGraph ``BaseStore`` adapter)."""
+        from .items import Items
+
+        return Items(self)
+
     def count_tokens(self, text: str) -> int:
         return self._core.count_tokens(text)
 
@@ -293,6 +305,8 @@ class LayeredMemory(UserDataMixin):
                     core.indexer.index_messages(self.tenant_id, new)
                 except Exception as exc:  # stored and pending: the next sync_index/process/start indexes them
                     logger.warning("indexing failed (%s: %s); %d messages stay pending", type(exc).__name__, exc, len(new))
+                for hook in core.write_hooks:
+                    hook(self, new)
         stored = {m.message_id: m for m in batch}
         return [stored[m.message_id] for m in msgs]
 
@@ -466,6 +480,9 @@ class LayeredMemory(UserDataMixin):
             after = LayeredMemory(core, self.tenant_id).refresh_summary(job["user_id"], job["session_key"])
             done["summaries"] += int(after is not None and after != before)
             core.records.delete_docs(self.tenant_id, JOBS, [key])
+        for processor in core.processors:
+            for name, n in processor(self).items():
+                done[name] = done.get(name, 0) + n
         return done
 
     def sync_index(self) -> int:
