@@ -1,0 +1,515 @@
+"""RedisRecordStore: the production RecordStore (redis-py, Redis Cluster-safe keys).
+
+Every key of a tenant starts with the hash tag ``{<prefix>:<tenant>}``, so one tenant lives in one
+cluster slot and the Lua scripts and MULTI blocks below may touch all of its keys. Layout, with
+``T = {prefix:tenant}:``::
+
+    T m                    HASH  message_id -> "<seq>:<message json>"
+    T seq                  STRING per-tenant counter (INCR), never reused
+    T all                  ZSET  message_id scored by seq (scan, count)
+    T pend                 ZSET  message_id scored by seq: the index outbox
+    T s:<user>|<session>   ZSET  one user's session by seq (window)
+    T u:<user>             ZSET  one user's messages by seq
+    T c:<chat>             ZSET  one chat's messages by seq
+    T d:<collection>       HASH  key -> document json
+    T dk:<collection>      ZSET  keys at score 0, for ordered ZRANGEBYLEX listing
+    <prefix>:tenants       SET   every tenant that ever stored something (outside any tenant slot)
+    <prefix>:schema        STRING layout version
+
+``|`` cannot occur in ids (``models.ID_PATTERN``), so ``s:`` keys are unambiguous. Message writes
+run as Lua scripts: atomic, and every check happens before the first write (Lua does not roll back).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import redis
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
+
+from ..config import RedisSettings
+from ..errors import (
+    BackendError,
+    BackendTimeout,
+    BackendUnavailable,
+    ConfigurationError,
+    InvalidInputError,
+    NotFoundError,
+    SchemaMismatch,
+)
+from ..models import Message
+from .sqlite import check_collection, check_limit, check_tenant, dump_doc, dump_message, load_message
+
+logger = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+_BATCH = 1000  # ids per script call / per command
+
+# Shared Lua helper: HMGET in chunks (unpack() has a stack limit of a few thousand values).
+_FETCH = """
+local function fetch(hash, ids)
+  local out = {}
+  for s = 1, #ids, 1000 do
+    local part = redis.call('HMGET', hash, unpack(ids, s, math.min(s + 999, #ids)))
+    for _, v in ipairs(part) do out[#out + 1] = v end
+  end
+  return out
+end
+"""
+
+# KEYS: m, seq, all, pend. ARGV: base, then (id, json, user_id, session_key, chat_id) per message.
+_PUT = """
+local base = ARGV[1]
+local out = {}
+for i = 2, #ARGV, 5 do
+  local id = ARGV[i]
+  if redis.call('HEXISTS', KEYS[1], id) == 1 then
+    out[#out + 1] = 0
+  else
+    local seq = redis.call('INCR', KEYS[2])
+    redis.call('HSET', KEYS[1], id, seq .. ':' .. ARGV[i + 1])
+    redis.call('ZADD', KEYS[3], seq, id)
+    redis.call('ZADD', KEYS[4], seq, id)
+    redis.call('ZADD', base .. 's:' .. ARGV[i + 2] .. '|' .. ARGV[i + 3], seq, id)
+    redis.call('ZADD', base .. 'u:' .. ARGV[i + 2], seq, id)
+    redis.call('ZADD', base .. 'c:' .. ARGV[i + 4], seq, id)
+    out[#out + 1] = seq
+  end
+end
+return out
+"""
+
+# KEYS: m. ARGV: base, then (id, json, user_id, session_key, chat_id) per message.
+_UPDATE = """
+local base = ARGV[1]
+for i = 2, #ARGV, 5 do
+  if redis.call('HEXISTS', KEYS[1], ARGV[i]) == 0 then return redis.error_reply('NOTFOUND ' .. ARGV[i]) end
+end
+for i = 2, #ARGV, 5 do
+  local id, user, session, chat = ARGV[i], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
+  local raw = redis.call('HGET', KEYS[1], id)
+  local cut = string.find(raw, ':', 1, true)
+  local seq = string.sub(raw, 1, cut - 1)
+  local old = cjson.decode(string.sub(raw, cut + 1))
+  if old.user_id ~= user or old.session_key ~= session then
+    redis.call('ZREM', base .. 's:' .. old.user_id .. '|' .. old.session_key, id)
+    redis.call('ZADD', base .. 's:' .. user .. '|' .. session, seq, id)
+  end
+  if old.user_id ~= user then
+    redis.call('ZREM', base .. 'u:' .. old.user_id, id)
+    redis.call('ZADD', base .. 'u:' .. user, seq, id)
+  end
+  if old.chat_id ~= chat then
+    redis.call('ZREM', base .. 'c:' .. old.chat_id, id)
+    redis.call('ZADD', base .. 'c:' .. chat, seq, id)
+  end
+  redis.call('HSET', KEYS[1], id, seq .. ':' .. ARGV[i + 1])
+end
+return 1
+"""
+
+# KEYS: m, all, pend, source zset (a session or a user). ARGV: base. Returns the deleted ids.
+_DELETE = """
+local base = ARGV[1]
+local ids = redis.call('ZRANGE', KEYS[4], 0, -1)
+for _, id in ipairs(ids) do
+  local raw = redis.call('HGET', KEYS[1], id)
+  if raw then
+    local m = cjson.decode(string.sub(raw, string.find(raw, ':', 1, true) + 1))
+    redis.call('ZREM', base .. 's:' .. m.user_id .. '|' .. m.session_key, id)
+    redis.call('ZREM', base .. 'u:' .. m.user_id, id)
+    redis.call('ZREM', base .. 'c:' .. m.chat_id, id)
+    redis.call('HDEL', KEYS[1], id)
+  end
+  redis.call('ZREM', KEYS[2], id)
+  redis.call('ZREM', KEYS[3], id)
+end
+return ids
+"""
+
+# KEYS: zset, m. ARGV: limit. The last ``limit`` stored values, newest first.
+_WINDOW = _FETCH + """
+return fetch(KEYS[2], redis.call('ZREVRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1))
+"""
+
+# KEYS: zset, m. ARGV: after_seq, count. Stored values with seq > after_seq, oldest first.
+_RANGE = _FETCH + """
+return fetch(KEYS[2], redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], '+inf', 'LIMIT', 0, tonumber(ARGV[2])))
+"""
+
+# KEYS: dk, d. ARGV: min, max, limit. Flat [key, json, key, json, ...] in key order.
+_LIST_DOCS = _FETCH + """
+local keys = redis.call('ZRANGEBYLEX', KEYS[1], ARGV[1], ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
+local docs = fetch(KEYS[2], keys)
+local out = {}
+for i = 1, #keys do out[#out + 1] = keys[i]; out[#out + 1] = docs[i] end
+return out
+"""
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _parse(raw: bytes | str) -> Message:
+    """A stored ``"<seq>:<json>"`` value as a Message with its seq."""
+    data = raw if isinstance(raw, bytes) else raw.encode()
+    seq, _, body = data.partition(b":")
+    return load_message(body, int(seq))
+
+
+def _lex_range(prefix: str, after: str) -> tuple[bytes, bytes]:
+    """ZRANGEBYLEX bounds for keys starting with ``prefix`` and greater than ``after``.
+
+    0xFF never occurs in UTF-8, so every key starting with ``prefix`` sorts below ``prefix + 0xFF``.
+    """
+    if after and after >= prefix:
+        low = b"(" + after.encode()
+    else:
+        low = b"[" + prefix.encode() if prefix else b"-"
+    high = b"(" + prefix.encode() + b"\xff" if prefix else b"+"
+    return low, high
+
+
+class RedisRecordStore:
+    """The RecordStore on Redis (standalone, Sentinel or Cluster; keys are Cluster-safe).
+
+    Args:
+        client: a ready ``redis.Redis`` (``decode_responses`` either way); the caller keeps owning it.
+        prefix: the first part of every key; lets many stores share one database.
+    """
+
+    backend = "redis"
+
+    def __init__(self, client: redis.Redis, prefix: str = "lm", *, _owns_client: bool = False) -> None:
+        if not prefix or any(c in prefix for c in "{}| "):
+            raise InvalidInputError("prefix", prefix, "must be non-empty, without { } | or spaces", "use e.g. 'lm'")
+        self.client = client
+        self.prefix = prefix
+        self._owns_client = _owns_client
+        kwargs = getattr(getattr(client, "connection_pool", None), "connection_kwargs", {})
+        self.address = kwargs.get("path") or f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}"
+        self._timeout = kwargs.get("socket_timeout")
+        self._registered: set[str] = set()  # tenants already in <prefix>:tenants
+        self._put = client.register_script(_PUT)
+        self._update = client.register_script(_UPDATE)
+        self._delete = client.register_script(_DELETE)
+        self._window = client.register_script(_WINDOW)
+        self._range = client.register_script(_RANGE)
+        self._list_docs = client.register_script(_LIST_DOCS)
+
+    @classmethod
+    def from_url(
+        cls, url: str, *, socket_timeout: float = 5, connect_timeout: float = 2, prefix: str = "lm"
+    ) -> RedisRecordStore:
+        """A store owning a new client for ``url`` (``redis://host:port/db``, ``rediss://``, ``unix://``).
+
+        Connects lazily: ``setup()`` is the first round trip. One quick retry, so a server that is down
+        fails in about ``connect_timeout`` seconds, not after redis-py's default backoff.
+
+        Raises:
+            ConfigurationError: the URL cannot be parsed.
+        """
+        try:
+            client = redis.Redis.from_url(
+                url,
+                socket_timeout=socket_timeout,
+                socket_connect_timeout=connect_timeout,
+                retry=Retry(ExponentialBackoff(cap=0.1, base=0.01), 1),
+            )
+        except ValueError as exc:
+            raise ConfigurationError(
+                f"redis url {url!r} is not valid ({exc}); use redis://host:6379/0, rediss://... or unix:///path.sock"
+            ) from None
+        return cls(client, prefix=prefix, _owns_client=True)
+
+    @classmethod
+    def from_settings(cls, settings: RedisSettings) -> RedisRecordStore:
+        if not settings.url:
+            raise ConfigurationError("redis.url is empty; set LAYERED_MEMORY_REDIS__URL=redis://host:6379/0")
+        return cls.from_url(
+            settings.url, socket_timeout=settings.socket_timeout, connect_timeout=settings.connect_timeout,
+            prefix=settings.prefix,
+        )
+
+    def __enter__(self) -> RedisRecordStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"RedisRecordStore({self.address!r}, prefix={self.prefix!r})"
+
+    # -- plumbing -------------------------------------------------------------------------------
+    @contextmanager
+    def _errors(self, op: str) -> Iterator[None]:
+        """Translate redis-py errors into BackendError subclasses (the only place that does)."""
+        try:
+            yield
+        except redis.exceptions.TimeoutError as exc:
+            raise BackendTimeout(
+                f"Redis at {self.address} did not answer within {self._timeout}s during {op} ({exc}); "
+                "check the server load or raise socket_timeout",
+                backend="redis", op=op,
+            ) from exc
+        except redis.exceptions.ConnectionError as exc:
+            raise BackendUnavailable(
+                f"cannot reach Redis at {self.address} during {op} ({exc}); "
+                "start redis-server there or fix the URL (redis://host:port/db)",
+                backend="redis", op=op,
+            ) from exc
+        except redis.exceptions.ResponseError as exc:
+            if str(exc).startswith("NOTFOUND "):
+                missing = str(exc).split()[1]
+                raise NotFoundError(
+                    f"message_id={missing!r} is not stored; add it with put_messages first"
+                ) from None
+            raise BackendError(f"Redis at {self.address} refused {op}: {exc}", backend="redis", op=op) from exc
+        except redis.exceptions.RedisError as exc:
+            raise BackendError(f"Redis {op} failed at {self.address}: {exc}", backend="redis", op=op) from exc
+
+    def _base(self, tenant: str) -> str:
+        return f"{{{self.prefix}:{check_tenant(tenant)}}}:"
+
+    def _register(self, tenant: str) -> None:
+        if tenant not in self._registered:
+            self.client.sadd(f"{self.prefix}:tenants", tenant)
+            self._registered.add(tenant)
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def setup(self) -> None:
+        """Check the server answers and the key layout version. Idempotent.
+
+        Raises:
+            BackendUnavailable: Redis cannot be reached.
+            SchemaMismatch: the keys were written by a newer layered-memory.
+        """
+        key = f"{self.prefix}:schema"
+        with self._errors("setup"):
+            self.client.set(key, SCHEMA_VERSION, nx=True)
+            found = int(self.client.get(key) or 0)
+        if found > SCHEMA_VERSION:
+            raise SchemaMismatch(
+                f"Redis keys under prefix {self.prefix!r} have layout version {found}, this layered-memory knows "
+                f"up to {SCHEMA_VERSION}; upgrade layered-memory or use another prefix",
+                backend="redis", op="setup",
+            )
+
+    def close(self) -> None:
+        if self._owns_client:
+            self.client.close()
+
+    # -- messages -------------------------------------------------------------------------------
+    @staticmethod
+    def _message_args(base: str, rows: list[tuple[Message, str]]) -> list[str]:
+        args = [base]
+        for msg, data in rows:
+            args += [msg.message_id, data, msg.user_id, msg.session_key, msg.chat_id]
+        return args
+
+    def put_messages(self, tenant: str, messages: Sequence[Message]) -> list[bool]:
+        """Insert new messages atomically (one Lua script); a stored message_id is left untouched.
+
+        New messages get ``seq`` (also set on the objects passed in).
+        """
+        base = self._base(tenant)
+        rows = [dump_message(tenant, m) for m in messages]  # bad input fails before any write
+        if not rows:
+            return []
+        with self._errors("put_messages"):
+            seqs = self._put(keys=[base + "m", base + "seq", base + "all", base + "pend"],
+                             args=self._message_args(base, rows))
+            self._register(tenant)
+        for original, seq in zip(messages, seqs):
+            if seq:
+                original.seq = int(seq)
+        return [bool(s) for s in seqs]
+
+    def update_messages(self, tenant: str, messages: Sequence[Message]) -> None:
+        """Overwrite stored messages by message_id, keeping ``seq`` and the pending flag.
+
+        Raises:
+            NotFoundError: a message_id is not stored (nothing is written then).
+        """
+        base = self._base(tenant)
+        rows = [dump_message(tenant, m) for m in messages]
+        if rows:
+            with self._errors("update_messages"):
+                self._update(keys=[base + "m"], args=self._message_args(base, rows))
+
+    def get_messages(self, tenant: str, message_ids: Sequence[str]) -> list[Message | None]:
+        base = self._base(tenant)
+        out: list[Message | None] = []
+        with self._errors("get_messages"):
+            for start in range(0, len(message_ids), _BATCH):
+                raws = self.client.hmget(base + "m", list(message_ids[start : start + _BATCH]))
+                out += [_parse(r) if r is not None else None for r in raws]
+        return out
+
+    def window(self, tenant: str, *, user_id: str, session_key: str, limit: int) -> list[Message]:
+        base, limit = self._base(tenant), check_limit(limit)
+        if limit == 0:
+            return []
+        with self._errors("window"):
+            raws = self._window(keys=[f"{base}s:{user_id}|{session_key}", base + "m"], args=[limit])
+        return [_parse(r) for r in reversed(raws) if r is not None]
+
+    def _matching(
+        self, tenant: str, user_id: str | None, session_key: str | None, chat_id: str | None, after_seq: int, op: str
+    ) -> Iterator[Message]:
+        """Messages matching the filters, by ascending seq, read page by page from the narrowest ZSET."""
+        base = self._base(tenant)
+        if user_id is not None and session_key is not None:
+            zset, rest = f"{base}s:{user_id}|{session_key}", {"chat_id": chat_id}
+        elif user_id is not None:
+            zset, rest = f"{base}u:{user_id}", {"chat_id": chat_id}
+        elif chat_id is not None:
+            zset, rest = f"{base}c:{chat_id}", {"session_key": session_key}
+        else:
+            zset, rest = base + "all", {"session_key": session_key}
+        checks = [(field, value) for field, value in rest.items() if value is not None]
+        after = after_seq
+        while True:
+            with self._errors(op):
+                raws = self._range(keys=[zset, base + "m"], args=[after, _BATCH])
+            for raw in raws:
+                if raw is None:
+                    continue
+                msg = _parse(raw)
+                after = msg.seq or after
+                if all(getattr(msg, field) == value for field, value in checks):
+                    yield msg
+            if len(raws) < _BATCH:
+                return
+
+    def scan_messages(
+        self,
+        tenant: str,
+        *,
+        user_id: str | None = None,
+        session_key: str | None = None,
+        chat_id: str | None = None,
+        after_seq: int = 0,
+        limit: int = 1000,
+    ) -> list[Message]:
+        limit = check_limit(limit)
+        out: list[Message] = []
+        if limit == 0:
+            return out
+        for msg in self._matching(tenant, user_id, session_key, chat_id, after_seq, "scan_messages"):
+            out.append(msg)
+            if len(out) >= limit:
+                break
+        return out
+
+    def count_messages(self, tenant: str, *, user_id: str | None = None, session_key: str | None = None) -> int:
+        base = self._base(tenant)
+        if user_id is None and session_key is not None:  # no ZSET per bare session: count by scanning
+            return sum(1 for _ in self._matching(tenant, None, session_key, None, 0, "count_messages"))
+        if user_id is None:
+            zset = base + "all"
+        elif session_key is None:
+            zset = f"{base}u:{user_id}"
+        else:
+            zset = f"{base}s:{user_id}|{session_key}"
+        with self._errors("count_messages"):
+            return int(self.client.zcard(zset))
+
+    def delete_messages(self, tenant: str, *, user_id: str, session_key: str | None = None) -> list[str]:
+        base = self._base(tenant)
+        source = f"{base}u:{user_id}" if session_key is None else f"{base}s:{user_id}|{session_key}"
+        with self._errors("delete_messages"):
+            ids = self._delete(keys=[base + "m", base + "all", base + "pend", source], args=[base])
+        logger.debug("redis delete_messages tenant=%s user=%s deleted=%d", tenant, user_id, len(ids))
+        return [_text(i) for i in ids]
+
+    def tenants(self) -> list[str]:
+        """Every tenant that ever stored a message or document (deleting everything keeps it listed)."""
+        with self._errors("tenants"):
+            return sorted(_text(t) for t in self.client.smembers(f"{self.prefix}:tenants"))
+
+    # -- indexing outbox ------------------------------------------------------------------------
+    def pending_index(self, tenant: str, limit: int = 1000) -> list[str]:
+        base, limit = self._base(tenant), check_limit(limit)
+        if limit == 0:
+            return []
+        with self._errors("pending_index"):
+            return [_text(i) for i in self.client.zrange(base + "pend", 0, limit - 1)]
+
+    def mark_indexed(self, tenant: str, message_ids: Sequence[str]) -> None:
+        base = self._base(tenant)
+        with self._errors("mark_indexed"):
+            for start in range(0, len(message_ids), _BATCH):
+                self.client.zrem(base + "pend", *message_ids[start : start + _BATCH])
+
+    def mark_all_pending(self, tenant: str) -> int:
+        base = self._base(tenant)
+        with self._errors("mark_all_pending"):
+            return int(self.client.zunionstore(base + "pend", [base + "all"]))
+
+    # -- documents ------------------------------------------------------------------------------
+    def _doc_keys(self, tenant: str, collection: str) -> tuple[str, str]:
+        base = self._base(tenant)
+        collection = check_collection(collection)
+        return f"{base}d:{collection}", f"{base}dk:{collection}"
+
+    def put_docs(self, tenant: str, collection: str, items: Mapping[str, Mapping[str, Any]]) -> None:
+        docs, index = self._doc_keys(tenant, collection)
+        values = {key: dump_doc(collection, key, doc) for key, doc in items.items()}
+        if not values:
+            return
+        with self._errors("put_docs"):
+            pipe = self.client.pipeline(transaction=True)
+            pipe.hset(docs, mapping=values)
+            pipe.zadd(index, dict.fromkeys(values, 0))
+            pipe.execute()
+            self._register(tenant)
+
+    def get_docs(self, tenant: str, collection: str, keys: Sequence[str]) -> list[dict[str, Any] | None]:
+        docs, _ = self._doc_keys(tenant, collection)
+        out: list[dict[str, Any] | None] = []
+        with self._errors("get_docs"):
+            for start in range(0, len(keys), _BATCH):
+                raws = self.client.hmget(docs, list(keys[start : start + _BATCH]))
+                out += [json.loads(r) if r is not None else None for r in raws]
+        return out
+
+    def list_docs(
+        self, tenant: str, collection: str, *, prefix: str = "", after: str = "", limit: int = 1000
+    ) -> list[tuple[str, dict[str, Any]]]:
+        docs, index = self._doc_keys(tenant, collection)
+        limit = check_limit(limit)
+        if limit == 0:
+            return []
+        low, high = _lex_range(prefix, after)
+        with self._errors("list_docs"):
+            flat = self._list_docs(keys=[index, docs], args=[low, high, limit])
+        return [(_text(flat[i]), json.loads(flat[i + 1])) for i in range(0, len(flat), 2) if flat[i + 1] is not None]
+
+    def delete_docs(self, tenant: str, collection: str, keys: Sequence[str] | None = None) -> int:
+        docs, index = self._doc_keys(tenant, collection)
+        with self._errors("delete_docs"):
+            pipe = self.client.pipeline(transaction=True)
+            if keys is None:
+                pipe.hlen(docs)
+                pipe.delete(docs, index)
+                return int(pipe.execute()[0])
+            unique = list(dict.fromkeys(keys))
+            if not unique:
+                return 0
+            pipe.hdel(docs, *unique)
+            pipe.zrem(index, *unique)
+            return int(pipe.execute()[0])
+
+    def count_docs(self, tenant: str, collection: str, *, prefix: str = "") -> int:
+        docs, index = self._doc_keys(tenant, collection)
+        with self._errors("count_docs"):
+            if not prefix:
+                return int(self.client.hlen(docs))
+            return int(self.client.zlexcount(index, *_lex_range(prefix, "")))
