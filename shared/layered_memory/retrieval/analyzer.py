@@ -1,0 +1,260 @@
+"""Text analysis for BM25: the same ``terms()`` for documents and queries.
+
+Pipeline: NFKC, then one regex pass that yields CJK runs and word-like tokens (letters and digits
+joined by ``. _ - / \\ : @ ? = & % ~ +``), then per token:
+
+* a plain word (``Installing``, ``установка``) is casefolded, dropped if it is a stopword, and
+  stemmed with the Snowball stemmer of its script (Latin -> english, Cyrillic -> russian, via
+  PyStemmer; other scripts are kept as they are);
+* a technical token is kept whole (casefolded, unstemmed) AND split into parts, so that
+  ``psycopg2.OperationalError`` is findable as itself, as ``psycopg2``, ``operationalerror``,
+  ``operational`` and ``error``; ``/etc/app/config.yaml`` as itself, ``config.yaml``, ``config``,
+  ``yaml``; ``CrashLoopBackOff`` as itself and ``crash``/``loop``/``back``/``off``; versions
+  ``v1.2.3`` also as ``1.2.3`` and ``1.2``; e-mails and URLs as themselves and their host parts.
+  Parts shorter than two characters are dropped;
+* a CJK run (Han, Hiragana, Katakana) becomes overlapping character bigrams; a run of one
+  character becomes that unigram (``cjk_unigrams=True`` adds every unigram; measured in
+  ``benchmarks/retrieval_components.py --cjk``: bigrams alone rank hard negatives better).
+
+Russian gets one documented extension over Snowball: a stem of six or more letters ending in a
+consonant + ``к`` loses the ``к``, so the ``-ка`` nominalisations meet their verbs
+(``установка``/``установить``, ``проверка``/``проверить``, ``настройка``/``настроить``).
+If every token of a text is a stopword, the stopwords are kept (a query "who is it" still has terms).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+
+import Stemmer
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["Analyzer", "EN_STOPWORDS", "RU_STOPWORDS"]
+
+EN_STOPWORDS = frozenset(
+    """a an and are as at be been being but by did do does doing for from had has have having he her hers him his
+    how i if in into is it its itself me my myself of on or our ours she so than that the their theirs them then
+    there these they this those to too was we were what when where which while who whom why will with would you
+    your yours yourself am can could should just also about up out very s t don doesn didn isn wasn""".split()
+)
+RU_STOPWORDS = frozenset(
+    """и в во не что он на я с со как а то все она так его но да ты к у же вы за бы по только ее её мне было вот от
+    меня еще ещё нет о из ему теперь когда даже ну вдруг ли если уже или ни быть был него до вас нибудь опять уж
+    вам ведь там потом себя ничего ей может они тут где есть надо ней для мы тебя их чем была сам чтоб без будто
+    чего раз тоже себе под будет ж тогда кто этот того потому этого какой совсем ним здесь этом один почти мой
+    тем чтобы нее неё сейчас были куда зачем всех никогда можно при наконец два об другой хоть после над больше
+    тот через эти нас про всего них какая много разве три эту моя впрочем хорошо свою этой перед иногда лучше чуть
+    том нельзя такой им более всегда конечно всю между это""".split()
+)
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3005\u3006"
+_WORD = rf"[^\W_{_CJK}]+"
+_JOIN = r"[._\-/\\:@?=&%~+]+"
+_TOKEN_RE = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>{_WORD}(?:{_JOIN}{_WORD})*[+#]*)")
+_LEVEL1_RE = re.compile(r"[/\\:@?=&%~]+")  # path, URL, e-mail, query-string separators
+_LEVEL2_RE = re.compile(r"[._\-+#]+")  # dotted names, snake_case, kebab-case
+_CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+")
+_VERSION_RE = re.compile(r"v?(\d+)\.(\d+)(?:\.\d+)*", re.IGNORECASE)
+_RU_CONSONANTS = frozenset("бвгджзйклмнпрстфхцчшщ")
+_STEM_CACHE_MAX = 200_000
+
+
+def _script(ch: str) -> str:
+    if "a" <= ch <= "z":
+        return "en"
+    if "\u0400" <= ch <= "\u04ff":
+        return "ru"
+    return ""
+
+
+class Analyzer:
+    """Terms for BM25 and the language of a text.
+
+    ``Analyzer()`` is cheap to build, holds a bounded stem cache and is safe to share across
+    threads for reading (the cache is a plain dict; races only recompute a stem).
+    """
+
+    def __init__(self, *, stem: bool = True, stopwords: bool = True, cjk_unigrams: bool = False) -> None:
+        self.stem = stem
+        self.stopwords = EN_STOPWORDS | RU_STOPWORDS if stopwords else frozenset()
+        self.cjk_unigrams = cjk_unigrams
+        self._stemmers = {"en": Stemmer.Stemmer("english"), "ru": Stemmer.Stemmer("russian")}
+        self._cache: dict[str, str] = {}
+
+    # ------------------------------------------------------------------ public
+
+    def terms(self, text: str) -> list[str]:
+        """BM25 terms of ``text`` (documents and queries alike), in text order, duplicates kept."""
+        if not text:
+            return []
+        if not unicodedata.is_normalized("NFKC", text):
+            text = unicodedata.normalize("NFKC", text)
+        out: list[str] = []
+        dropped: list[str] = []
+        for m in _TOKEN_RE.finditer(text):
+            cjk = m.group("cjk")
+            if cjk is not None:
+                self._cjk(cjk, out)
+                continue
+            tok = m.group("word")
+            if tok.isalpha() and (tok.islower() or tok.isupper() or tok[1:].islower()):
+                w = tok.casefold()
+                if w in self.stopwords:
+                    dropped.append(w)
+                    continue
+                out.append(self._stem(w))
+            else:
+                self._compound(tok, out)
+        if not out and dropped:
+            return [self._stem(w) for w in dropped]
+        return out
+
+    def spans(self, text: str) -> tuple[str, list[tuple[int, int, tuple[str, ...]]]]:
+        """The NFKC text and, per token, ``(start, end, terms)`` in it (CJK: one span per bigram).
+
+        Stopwords are kept here (with their stem) so a snippet can still be cut at word ends.
+        """
+        if not unicodedata.is_normalized("NFKC", text):
+            text = unicodedata.normalize("NFKC", text)
+        out: list[tuple[int, int, tuple[str, ...]]] = []
+        for m in _TOKEN_RE.finditer(text):
+            start = m.start()
+            cjk = m.group("cjk")
+            if cjk is not None:
+                if len(cjk) == 1:
+                    out.append((start, start + 1, (cjk,)))
+                else:
+                    for i in range(len(cjk) - 1):
+                        out.append((start + i, start + i + 2, (cjk[i : i + 2], cjk[i], cjk[i + 1])))
+                continue
+            tok = m.group("word")
+            terms: list[str] = []
+            if tok.isalpha() and (tok.islower() or tok.isupper() or tok[1:].islower()):
+                terms.append(self._stem(tok.casefold()))
+            else:
+                self._compound(tok, terms)
+            out.append((start, m.end(), tuple(terms)))
+        return text, out
+
+    def detect_lang(self, text: str) -> str:
+        """"en", "ru", "zh", "ja" or "other", by script counts (and English stopwords for Latin)."""
+        if not unicodedata.is_normalized("NFKC", text):
+            text = unicodedata.normalize("NFKC", text)
+        latin = cyr = han = kana = other = 0
+        for ch in text:
+            if ch.isascii():
+                if ch.isalpha():
+                    latin += 1
+            elif "\u0400" <= ch <= "\u04ff":
+                cyr += 1
+            elif "\u3040" <= ch <= "\u30ff":
+                kana += 1
+            elif "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf" or "\uf900" <= ch <= "\ufaff":
+                han += 1
+            elif ch.isalpha():
+                if unicodedata.category(ch) == "Ll" or unicodedata.category(ch) == "Lu":
+                    # accented Latin (é, ü) counts as Latin but marks the text as not plain English
+                    if "\u00c0" <= ch <= "\u024f":
+                        latin += 1
+                        other += 0.5
+                        continue
+                other += 1
+        if kana and kana + han >= max(latin, cyr, other):
+            return "ja"
+        if han and han >= max(latin, cyr, other):
+            return "zh"
+        if cyr and cyr >= max(latin, other):
+            return "ru" if not re.search("[іїєґ]", text, re.IGNORECASE) else "other"
+        if latin and latin >= other:
+            words = re.findall(r"[a-z]{2,}", text.casefold())
+            hits = sum(w in EN_STOPWORDS for w in words)
+            if (hits and (other == 0 or hits >= 2)) or (len(words) <= 3 and other == 0):
+                return "en"
+        return "other"
+
+    # ------------------------------------------------------------------ internals
+
+    def _stem(self, w: str) -> str:
+        if not self.stem:
+            return w
+        s = self._cache.get(w)
+        if s is not None:
+            return s
+        lang = _script(w[0])
+        if lang == "en":
+            s = self._stemmers["en"].stemWord(w)
+        elif lang == "ru":
+            s = self._stemmers["ru"].stemWord(w.replace("ё", "е"))
+            if len(s) >= 6 and s[-1] == "к" and s[-2] in _RU_CONSONANTS:
+                s = s[:-1]
+        else:
+            s = w
+        if len(self._cache) >= _STEM_CACHE_MAX:
+            self._cache.clear()
+        self._cache[w] = s
+        return s
+
+    def _word(self, part: str, out: list[str], seen: set[str]) -> None:
+        """A part of a technical token: camelCase split, stopword filter, stem; parts < 2 chars dropped."""
+        if part.isalpha() and not (part.islower() or part.isupper() or part[1:].islower()):
+            whole = part.casefold()
+            if whole not in seen:
+                seen.add(whole)
+                out.append(whole)
+            pieces = _CAMEL_RE.findall(part)
+        else:
+            pieces = [part]
+        for p in pieces:
+            if len(p) < 2:
+                continue
+            w = p.casefold()
+            if w in self.stopwords:
+                continue
+            if w.isalpha():
+                w = self._stem(w)
+            if w not in seen:
+                seen.add(w)
+                out.append(w)
+
+    def _compound(self, tok: str, out: list[str]) -> None:
+        whole = tok.casefold()
+        seen = {whole}
+        out.append(whole)
+        v = _VERSION_RE.fullmatch(tok)
+        if v:
+            for extra in (whole.lstrip("v"), f"{v.group(1)}.{v.group(2)}"):
+                if extra not in seen:
+                    seen.add(extra)
+                    out.append(extra)
+            return
+        if tok.isdigit():
+            return
+        for seg in _LEVEL1_RE.split(tok):
+            if not seg:
+                continue
+            subs = _LEVEL2_RE.split(seg)
+            if len(subs) > 1 and seg != tok:
+                s = seg.casefold().rstrip("+#")
+                if s and s not in seen:
+                    seen.add(s)
+                    out.append(s)
+            if len(subs) == 1 and seg == tok:
+                # a single alphanumeric token: camelCase (CrashLoopBackOff) or letters+digits (E4012)
+                if tok.isalpha():
+                    self._word(tok, out, seen)
+                continue
+            for sub in subs:
+                if sub:
+                    self._word(sub, out, seen)
+
+    def _cjk(self, run: str, out: list[str]) -> None:
+        n = len(run)
+        if n == 1:
+            out.append(run)
+            return
+        out.extend(run[i : i + 2] for i in range(n - 1))
+        if self.cjk_unigrams:
+            out.extend(run)

@@ -1,0 +1,111 @@
+import time
+
+import pytest
+
+from layered_memory.retrieval import Analyzer, BM25Scorer
+
+
+@pytest.fixture(scope="module")
+def an():
+    return Analyzer()
+
+
+def test_english_stemming_matches_inflections(an):
+    assert set(an.terms("installing")) == set(an.terms("installed")) == set(an.terms("Install"))
+    assert an.terms("The paintings") == an.terms("painting")
+
+
+def test_russian_stemming_matches_inflections(an):
+    assert an.terms("установить") == an.terms("установка") == an.terms("Установку")
+    assert an.terms("проверка") == an.terms("проверить")
+    assert an.terms("серверы") == an.terms("сервер")
+    assert an.terms("ёлка") == an.terms("елка")
+
+
+def test_stopwords_dropped_but_kept_when_alone(an):
+    assert an.terms("the cat and a dog") == ["cat", "dog"]
+    assert an.terms("и кот") == ["кот"]
+    assert an.terms("who is it")  # a stopword-only query still has terms
+
+
+def test_mixed_language_text(an):
+    terms = an.terms("Я installed новый сервер yesterday")
+    assert "instal" in terms and "сервер" in terms and "yesterday" in terms
+
+
+def test_nfkc_and_casefold(an):
+    assert an.terms("ＡＢＣ１２３") == an.terms("abc123")
+    assert an.terms("STRASSE") == an.terms("straße")
+
+
+@pytest.mark.parametrize(
+    "token, findable_by",
+    [
+        ("E4012", ["E4012", "e4012"]),
+        ("psycopg2.OperationalError", ["psycopg2.OperationalError", "psycopg2", "OperationalError", "operational error"]),
+        ("/etc/app/config.yaml", ["/etc/app/config.yaml", "config.yaml", "config", "yaml"]),
+        ("CrashLoopBackOff", ["CrashLoopBackOff", "crashloopbackoff", "crash loop"]),
+        ("snake_case_name", ["snake_case_name", "snake", "case"]),
+        ("v1.2.3", ["v1.2.3", "1.2.3", "1.2"]),
+        ("john.doe@example.com", ["john.doe@example.com", "example.com", "john"]),
+        ("https://docs.example.com/guide?x=1", ["https://docs.example.com/guide?x=1", "docs.example.com", "guide"]),
+        ("HTTPServer", ["httpserver", "http", "server"]),
+    ],
+)
+def test_technical_tokens_whole_and_parts(an, token, findable_by):
+    doc = set(an.terms(f"log line with {token} inside"))
+    assert token.casefold().lstrip("/") in doc
+    for q in findable_by:
+        q_terms = an.terms(q)
+        assert q_terms and set(q_terms) <= doc, (q, q_terms, doc)
+
+
+def test_whole_technical_token_outranks_parts():
+    an = Analyzer()
+    docs = ["crash loop back off in the pod", "pod status CrashLoopBackOff again", "nothing relevant"]
+    scorer = BM25Scorer([an.terms(d) for d in docs])
+    top, _ = scorer.top_k(an.terms("CrashLoopBackOff"), 3)
+    assert top[0] == 1
+
+
+def test_cjk_bigrams(an):
+    assert an.terms("高铁票") == ["高铁", "铁票"]
+    assert an.terms("票") == ["票"]
+    assert an.terms("我 买 票") == ["我", "买", "票"]
+    assert "東京" in an.terms("東京の天気")
+
+
+def test_chinese_query_prefers_exact_bigrams_over_hard_negative(an):
+    docs = ["我昨天买了火车票去北京", "我昨天买了高铁票去上海", "今天天气很好"]
+    scorer = BM25Scorer([an.terms(d) for d in docs])
+    top, _ = scorer.top_k(an.terms("高铁票"), 3)
+    assert top[0] == 1
+    top, _ = scorer.top_k(an.terms("火车票"), 3)
+    assert top[0] == 0
+
+
+def test_detect_lang(an):
+    assert an.detect_lang("I installed the server yesterday") == "en"
+    assert an.detect_lang("Я установил сервер вчера") == "ru"
+    assert an.detect_lang("我昨天买了高铁票") == "zh"
+    assert an.detect_lang("東京の天気は晴れです") == "ja"
+    assert an.detect_lang("Bonjour, je suis très content") == "other"
+    assert an.detect_lang("안녕하세요") == "other"
+    assert an.detect_lang("") == "other"
+
+
+def test_spans_point_into_text(an):
+    text, spans = an.spans("Installing psycopg2 高铁票")
+    assert [text[s:e] for s, e, _ in spans] == ["Installing", "psycopg2", "高铁", "铁票"]
+    assert spans[0][2] == ("instal",)
+
+
+def test_speed_over_100k_chars_per_second(an):
+    text = ("I was installing psycopg2 on the server yesterday and it failed with E4012; "
+            "мы потом установили всё заново, 然后我们买了高铁票. ") * 300
+    an.terms(text)
+    t0 = time.perf_counter()
+    for _ in range(5):
+        an.terms(text)
+    rate = 5 * len(text) / (time.perf_counter() - t0)
+    assert rate > 100_000, rate  # measured >200k chars/s; the test leaves room for slow CI
