@@ -6,6 +6,7 @@ Backend-specific checks (reopening a file, Redis faults) sit at the end.
 from __future__ import annotations
 
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
@@ -104,6 +105,21 @@ def test_seq_increases_in_insertion_order_and_is_never_reused(store: RecordStore
     store.delete_messages(A, user_id="u2")
     store.put_messages(A, [msg("c")])
     assert store.get_messages(A, ["c"])[0].seq > seqs[-1]  # type: ignore[union-attr,operator]
+
+
+def test_concurrent_writers_from_threads(store: RecordStore) -> None:
+    def write(worker: int) -> None:
+        for i in range(25):
+            store.put_messages(A, [msg(f"w{worker}-{i}", user=f"u{worker}"), msg("shared", user="u9")])
+
+    threads = [threading.Thread(target=write, args=(w,)) for w in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    seqs = [m.seq for m in store.scan_messages(A)]
+    assert len(seqs) == 101 and seqs == sorted(set(seqs))  # type: ignore[type-var]
+    assert [store.count_messages(A, user_id=f"u{w}") for w in range(4)] == [25, 25, 25, 25]
 
 
 def test_get_messages_keeps_order_and_gives_none_for_missing(store: RecordStore) -> None:

@@ -186,12 +186,12 @@ class RedisRecordStore:
 
     backend = "redis"
 
-    def __init__(self, client: redis.Redis, prefix: str = "lm", *, _owns_client: bool = False) -> None:
+    def __init__(self, client: redis.Redis, prefix: str = "lm") -> None:
         if not prefix or any(c in prefix for c in "{}| "):
             raise InvalidInputError("prefix", prefix, "must be non-empty, without { } | or spaces", "use e.g. 'lm'")
         self.client = client
         self.prefix = prefix
-        self._owns_client = _owns_client
+        self._owns_client = False  # from_url() sets it: close() closes only a client we built
         kwargs = getattr(getattr(client, "connection_pool", None), "connection_kwargs", {})
         self.address = kwargs.get("path") or f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}"
         self._timeout = kwargs.get("socket_timeout")
@@ -226,7 +226,9 @@ class RedisRecordStore:
             raise ConfigurationError(
                 f"redis url {url!r} is not valid ({exc}); use redis://host:6379/0, rediss://... or unix:///path.sock"
             ) from None
-        return cls(client, prefix=prefix, _owns_client=True)
+        store = cls(client, prefix=prefix)
+        store._owns_client = True
+        return store
 
     @classmethod
     def from_settings(cls, settings: RedisSettings) -> RedisRecordStore:
@@ -361,7 +363,8 @@ class RedisRecordStore:
         return [_parse(r) for r in reversed(raws) if r is not None]
 
     def _matching(
-        self, tenant: str, user_id: str | None, session_key: str | None, chat_id: str | None, after_seq: int, op: str
+        self, tenant: str, user_id: str | None, session_key: str | None, chat_id: str | None, after_seq: int,
+        op: str, want: int = _BATCH,
     ) -> Iterator[Message]:
         """Messages matching the filters, by ascending seq, read page by page from the narrowest ZSET."""
         base = self._base(tenant)
@@ -374,10 +377,11 @@ class RedisRecordStore:
         else:
             zset, rest = base + "all", {"session_key": session_key}
         checks = [(field, value) for field, value in rest.items() if value is not None]
+        page = _BATCH if checks else max(1, min(want, _BATCH))  # exact ZSET: read no more than asked
         after = after_seq
         while True:
             with self._errors(op):
-                raws = self._range(keys=[zset, base + "m"], args=[after, _BATCH])
+                raws = self._range(keys=[zset, base + "m"], args=[after, page])
             for raw in raws:
                 if raw is None:
                     continue
@@ -385,7 +389,7 @@ class RedisRecordStore:
                 after = msg.seq or after
                 if all(getattr(msg, field) == value for field, value in checks):
                     yield msg
-            if len(raws) < _BATCH:
+            if len(raws) < page:
                 return
 
     def scan_messages(
@@ -402,7 +406,7 @@ class RedisRecordStore:
         out: list[Message] = []
         if limit == 0:
             return out
-        for msg in self._matching(tenant, user_id, session_key, chat_id, after_seq, "scan_messages"):
+        for msg in self._matching(tenant, user_id, session_key, chat_id, after_seq, "scan_messages", limit):
             out.append(msg)
             if len(out) >= limit:
                 break
