@@ -69,19 +69,28 @@ def test_whole_technical_token_outranks_parts():
 
 
 def test_cjk_bigrams(an):
-    assert an.terms("高铁票") == ["高铁", "铁票"]
+    assert an.terms("高铁票") == ["高铁", "铁票", "高", "铁", "票"]
+    assert Analyzer(cjk_unigrams=False).terms("高铁票") == ["高铁", "铁票"]
     assert an.terms("票") == ["票"]
     assert an.terms("我 买 票") == ["我", "买", "票"]
     assert "東京" in an.terms("東京の天気")
 
 
-def test_chinese_query_prefers_exact_bigrams_over_hard_negative(an):
+@pytest.mark.parametrize("unigrams", [True, False])
+def test_chinese_query_prefers_exact_bigrams_over_hard_negative(unigrams):
+    an = Analyzer(cjk_unigrams=unigrams)
     docs = ["我昨天买了火车票去北京", "我昨天买了高铁票去上海", "今天天气很好"]
     scorer = BM25Scorer([an.terms(d) for d in docs])
     top, _ = scorer.top_k(an.terms("高铁票"), 3)
     assert top[0] == 1
     top, _ = scorer.top_k(an.terms("火车票"), 3)
     assert top[0] == 0
+
+
+def test_chinese_split_word_found_with_unigrams(an):
+    docs = ["我昨天买了两张票", "我昨天买了两本书", "今天天气很好"]
+    scorer = BM25Scorer([an.terms(d) for d in docs])
+    assert scorer.top_k(an.terms("买票"), 3)[0][0] == 0
 
 
 def test_detect_lang(an):
