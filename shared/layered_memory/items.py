@@ -1,0 +1,492 @@
+"""Namespaced JSON items with hybrid search: the engine side of the LangGraph ``BaseStore`` adapter.
+
+    items = mem.items
+    items.put(("memories", "u1"), "k1", {"text": "likes green tea"})
+    items.search(("memories",), query="what does the user drink?", filter={"kind": {"$ne": "x"}})
+
+Documents live in the RecordStore (collection ``items``, tenant-scoped): the source of truth. An
+item whose ``index`` is not ``False`` is also a point (``kind="item"``) in the VectorIndex
+collection ``<prefix>items``, with a BM25 sparse vector and, with an embedder, a dense one, so a
+query search is hybrid (RRF inside Qdrant) and filtered inside the index. Items get their own
+collection so that message searches (``mem.search``, the context) never see them.
+
+Keys: a namespace ``("a", "b")`` and key ``k`` become the document key ``a.b.|k`` (labels are
+percent-encoded, so ``.`` and ``|`` cannot collide); a namespace prefix ``("a",)`` is the key
+prefix ``a.``. A second collection ``item_ns`` counts items per namespace for ``list_namespaces``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, unquote
+
+from qdrant_client import models
+
+from .errors import InvalidInputError
+from .indexing import point_id
+from .models import iso, parse_time, utcnow
+from .stores.base import SparseVector, VectorPoint
+
+if TYPE_CHECKING:
+    from .engine import LayeredMemory
+
+logger = logging.getLogger(__name__)
+
+ITEMS = "items"
+ITEM_NS = "item_ns"
+KIND = "item"
+OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
+_RANGE = {"$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte"}
+MAX_LIMIT = 1000
+_SCAN_PAGE = 500
+
+
+@dataclass(frozen=True, slots=True)
+class StoredItem:
+    """One item; ``score`` is set by a query search (higher is better), else None."""
+
+    namespace: tuple[str, ...]
+    key: str
+    value: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+    score: float | None = None
+
+
+# -- keys ---------------------------------------------------------------------------------------------
+
+
+def _enc(label: str) -> str:
+    return quote(label, safe="").replace(".", "%2E")
+
+
+def check_namespace(namespace: object, *, prefix: bool = False) -> tuple[str, ...]:
+    """Validate a namespace (tuple of non-empty strings); ``prefix`` allows the empty tuple."""
+    if isinstance(namespace, str) or not isinstance(namespace, Sequence):
+        raise InvalidInputError("namespace", namespace, "must be a tuple of strings", 'pass e.g. ("memories", "u1")')
+    ns = tuple(namespace)
+    if not ns and not prefix:
+        raise InvalidInputError("namespace", ns, "must have at least one label", 'pass e.g. ("memories",)')
+    for label in ns:
+        if not isinstance(label, str) or not label:
+            raise InvalidInputError("namespace", ns, "every label must be a non-empty string", "drop empty labels")
+    return ns
+
+
+def _check_key(key: object) -> str:
+    if not isinstance(key, str) or not key:
+        raise InvalidInputError("key", key, "must be a non-empty string", "pass e.g. key='pref-1'")
+    return key
+
+
+def ns_key(namespace: tuple[str, ...]) -> str:
+    """Key prefix of a namespace: ``("a", "b")`` -> ``"a.b."`` (``()`` -> ``""``)."""
+    return "".join(_enc(label) + "." for label in namespace)
+
+
+def doc_key(namespace: tuple[str, ...], key: str) -> str:
+    return ns_key(namespace) + "|" + _enc(key)
+
+
+def _ns_from_key(nskey: str) -> tuple[str, ...]:
+    return tuple(unquote(p) for p in nskey.split(".")[:-1])
+
+
+# -- filters ------------------------------------------------------------------------------------------
+
+
+def _compare(actual: Any, cond: Any) -> bool:
+    """LangGraph's filter semantics: a dict of ``$op`` keys, a nested dict, or equality."""
+    if isinstance(cond, Mapping) and cond and all(isinstance(k, str) and k.startswith("$") for k in cond):
+        return all(_apply(op, actual, want) for op, want in cond.items())
+    if isinstance(cond, Mapping):
+        return isinstance(actual, Mapping) and all(_compare(actual.get(k), v) for k, v in cond.items())
+    return actual == cond
+
+
+def _apply(op: str, actual: Any, want: Any) -> bool:
+    if op == "$eq":
+        return actual == want
+    if op == "$ne":
+        return actual != want
+    try:
+        if op == "$gt":
+            return actual is not None and actual > want
+        if op == "$gte":
+            return actual is not None and actual >= want
+        if op == "$lt":
+            return actual is not None and actual < want
+        if op == "$lte":
+            return actual is not None and actual <= want
+    except TypeError:  # e.g. "a" > 1: no match, as in InMemoryStore
+        return False
+    raise InvalidInputError("filter", op, f"is not a supported operator (supported: {', '.join(OPERATORS)})", "use one of them")
+
+
+def check_filter(flt: object) -> dict[str, Any]:
+    if flt is None:
+        return {}
+    if not isinstance(flt, Mapping):
+        raise InvalidInputError("filter", flt, "must be a dict of field -> value or {'$op': value}", "e.g. {'kind': {'$ne': 'x'}}")
+
+    def walk(node: Any) -> None:
+        if isinstance(node, Mapping):
+            for k, v in node.items():
+                if isinstance(k, str) and k.startswith("$") and k not in OPERATORS:
+                    raise InvalidInputError("filter", k, f"is not a supported operator (supported: {', '.join(OPERATORS)})", "use one of them")
+                walk(v)
+
+    walk(flt)
+    return dict(flt)
+
+
+def matches(value: Mapping[str, Any], flt: Mapping[str, Any]) -> bool:
+    return all(_compare(value.get(k), cond) for k, cond in flt.items())
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _payload_values(value: Mapping[str, Any]) -> dict[str, Any]:
+    """Top-level strings and numbers, filterable inside the index (bools stay out: Edge cannot match them)."""
+    return {k: v for k, v in value.items() if isinstance(k, str) and (isinstance(v, str) or _is_num(v))}
+
+
+def _index_conditions(flt: Mapping[str, Any]) -> tuple[list[Any], list[Any], bool]:
+    """(must, must_not, complete): the part of a filter the index can apply; ``complete`` when all of it."""
+    must: list[Any] = []
+    must_not: list[Any] = []
+    complete = True
+    for field, cond in flt.items():
+        key = f"v.{field}"
+        ops = cond if isinstance(cond, Mapping) and cond and all(str(k).startswith("$") for k in cond) else None
+        if ops is None:
+            ops = {"$eq": cond}
+        for op, want in ops.items():
+            if op in ("$eq", "$ne") and (isinstance(want, str) or (_is_num(want) and float(want).is_integer())):
+                match = models.MatchValue(value=want if isinstance(want, str) else int(want))
+                (must if op == "$eq" else must_not).append(models.FieldCondition(key=key, match=match))
+            elif op in _RANGE and _is_num(want):
+                must.append(models.FieldCondition(key=key, range=models.Range(**{_RANGE[op]: float(want)})))
+            else:
+                complete = False
+    return must, must_not, complete
+
+
+# -- text to index ------------------------------------------------------------------------------------
+
+
+def _texts_at(value: Any, path: list[str]) -> list[str]:
+    if not path:
+        if isinstance(value, str):
+            return [value]
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return [str(value)]
+        if isinstance(value, Mapping):
+            return [t for v in value.values() for t in _texts_at(v, [])]
+        if isinstance(value, list):
+            return [t for v in value for t in _texts_at(v, [])]
+        return []
+    head, rest = path[0], path[1:]
+    if head.endswith("[*]"):
+        inner = value.get(head[:-3]) if isinstance(value, Mapping) else None
+        return [t for v in inner for t in _texts_at(v, rest)] if isinstance(inner, list) else []
+    return _texts_at(value.get(head), rest) if isinstance(value, Mapping) else []
+
+
+def index_text(value: Mapping[str, Any], fields: Sequence[str] | None) -> str:
+    """The text embedded for an item: the given JSON paths (``"text"``, ``"a.b"``, ``"sections[*].text"``,
+    ``"$"`` = everything), or the whole value when ``fields`` is None."""
+    paths = list(fields) if fields else ["$"]
+    parts: list[str] = []
+    for path in paths:
+        parts.extend(_texts_at(value, [] if path == "$" else path.split(".")))
+    return "\n".join(p for p in parts if p.strip())
+
+
+class Items:
+    """Namespaced JSON items of one tenant (``mem.items``). Every call is scoped to ``mem``'s tenant.
+
+    Args:
+        mem: the engine handle; its tenant scopes every read and write.
+        default_fields: JSON paths indexed when ``put`` gets ``index=None`` (None = the whole value).
+    """
+
+    def __init__(self, mem: LayeredMemory, *, default_fields: Sequence[str] | None = None) -> None:
+        self._mem = mem
+        self._core = mem._core
+        self.tenant = mem.tenant_id
+        self.default_fields = list(default_fields) if default_fields else None
+        self.collection = self._core.settings.qdrant.collection_prefix + ITEMS
+        index = self._core.index
+        if index is not None and not getattr(self._core, "_items_collection_ready", False):
+            embedder = self._core.embedder
+            index.ensure_collection(self.collection, dense_dim=embedder.dim if embedder else None)
+            self._core._items_collection_ready = True  # type: ignore[attr-defined]
+
+    # -- writes ---------------------------------------------------------------------------------------
+    def put(
+        self, namespace: Sequence[str], key: str, value: Mapping[str, Any], *, index: Sequence[str] | bool | None = None
+    ) -> StoredItem:
+        """Insert or replace an item; ``index=False`` keeps it out of query search, a list of JSON paths
+        says what text to index (None: ``default_fields``).
+
+        Raises:
+            InvalidInputError: bad namespace, key, value (not a JSON object) or index; nothing is written.
+        """
+        ns, key = check_namespace(namespace), _check_key(key)
+        if not isinstance(value, Mapping):
+            raise InvalidInputError("value", value, "must be a dict (a JSON object)", "wrap it, e.g. {'text': ...}")
+        if index is True:
+            index = None
+        if index is not False and index is not None and (
+            isinstance(index, str) or not all(isinstance(f, str) and f for f in index)
+        ):
+            raise InvalidInputError("index", index, "must be False, None or a list of JSON paths", "e.g. index=['text']")
+        fields = None if index is None else (False if index is False else list(index))
+        records, core, dkey = self._core.records, self._core, doc_key(ns, key)
+        with core.write_lock:
+            old = records.get_docs(self.tenant, ITEMS, [dkey])[0]
+            now = iso(utcnow())
+            doc = {
+                "namespace": list(ns), "key": key, "value": dict(value),
+                "created_at": old["created_at"] if old else now, "updated_at": now,
+                "index": fields if fields is not None else self.default_fields,
+            }
+            records.put_docs(self.tenant, ITEMS, {dkey: doc})  # validates JSON before anything else is written
+            if old is None:
+                self._count_ns(ns, +1)
+            self._index([(dkey, doc)])
+        return _item(doc)
+
+    def delete(self, namespace: Sequence[str], key: str) -> bool:
+        """Delete an item. Returns whether it existed."""
+        ns, key = check_namespace(namespace), _check_key(key)
+        core, dkey = self._core, doc_key(ns, key)
+        with core.write_lock:
+            n = core.records.delete_docs(self.tenant, ITEMS, [dkey])
+            if n:
+                self._count_ns(ns, -1)
+                if core.index is not None:
+                    core.index.delete(self.collection, ids=[point_id(self.tenant, KIND, dkey)])
+        return bool(n)
+
+    def _count_ns(self, ns: tuple[str, ...], delta: int) -> None:
+        records, k = self._core.records, ns_key(ns)
+        doc = records.get_docs(self.tenant, ITEM_NS, [k])[0] or {"namespace": list(ns), "count": 0}
+        doc["count"] += delta
+        if doc["count"] <= 0:
+            records.delete_docs(self.tenant, ITEM_NS, [k])
+        else:
+            records.put_docs(self.tenant, ITEM_NS, {k: doc})
+
+    def _index(self, docs: Sequence[tuple[str, dict[str, Any]]]) -> None:
+        core = self._core
+        if core.index is None:
+            return
+        todo = [(k, d, index_text(d["value"], d["index"])) for k, d in docs if d["index"] is not False]
+        skip = [point_id(self.tenant, KIND, k) for k, d in docs if d["index"] is False]
+        todo_text = [t for _, _, t in todo]
+        dense = core.embedder.embed_documents(todo_text) if core.embedder is not None and todo else None
+        points = []
+        for i, (k, d, text) in enumerate(todo):
+            ns = tuple(d["namespace"])
+            points.append(VectorPoint(
+                id=point_id(self.tenant, KIND, k),
+                payload={
+                    "tenant": self.tenant, "kind": KIND, "item_key": k,
+                    "ns": [ns_key(ns[: j + 1]) for j in range(len(ns))],
+                    "v": _payload_values(d["value"]), "timestamp": d["updated_at"],
+                },
+                dense=dense[i] if dense is not None else None,
+                sparse=core.indexer.encoder.document(core.analyzer.terms(text)) if text else SparseVector([], []),
+            ))
+        if points:
+            core.index.upsert(self.collection, points)
+        if skip:
+            core.index.delete(self.collection, ids=skip)
+
+    def reindex(self) -> int:
+        """Re-create every item point of this tenant from the RecordStore. Returns how many were indexed."""
+        n, after = 0, ""
+        while True:
+            page = self._core.records.list_docs(self.tenant, ITEMS, after=after, limit=_SCAN_PAGE)
+            if not page:
+                return n
+            with self._core.write_lock:
+                self._index(page)
+            n += sum(1 for _, d in page if d["index"] is not False)
+            after = page[-1][0]
+
+    # -- reads ----------------------------------------------------------------------------------------
+    def get(self, namespace: Sequence[str], key: str) -> StoredItem | None:
+        ns, key = check_namespace(namespace), _check_key(key)
+        doc = self._core.records.get_docs(self.tenant, ITEMS, [doc_key(ns, key)])[0]
+        return _item(doc) if doc else None
+
+    def search(
+        self, namespace_prefix: Sequence[str] = (), *, query: str | None = None, filter: Mapping[str, Any] | None = None,
+        limit: int = 10, offset: int = 0,
+    ) -> list[StoredItem]:
+        """Items under a namespace prefix matching ``filter`` (``$eq $ne $gt $gte $lt $lte`` or equality).
+
+        With ``query``: hybrid BM25 + dense search (RRF) inside the index, best first, with scores; items
+        put with ``index=False`` are not found. Without: key order, ``score`` None.
+
+        Raises:
+            InvalidInputError: bad prefix, filter operator, limit (1..1000) or offset.
+        """
+        prefix = check_namespace(namespace_prefix, prefix=True)
+        flt = check_filter(filter)
+        for name, v, lo in (("limit", limit, 1), ("offset", offset, 0)):
+            if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= (MAX_LIMIT if name == "limit" else 10**9):
+                raise InvalidInputError(name, v, f"must be an integer from {lo} to {MAX_LIMIT if name == 'limit' else 10**9}", f"pass e.g. {name}={lo}")
+        if query is not None and (not isinstance(query, str) or not query.strip()):
+            query = None
+        if query is None:
+            return self._scan(prefix, flt, limit, offset)
+        if self._core.index is None:
+            return self._scan_bm25(prefix, flt, query, limit, offset)
+        return self._query(prefix, flt, query, limit, offset)
+
+    def _scan(self, prefix: tuple[str, ...], flt: Mapping[str, Any], limit: int, offset: int) -> list[StoredItem]:
+        out: list[StoredItem] = []
+        skipped, after, pfx = 0, "", ns_key(prefix)
+        while len(out) < limit:
+            page = self._core.records.list_docs(self.tenant, ITEMS, prefix=pfx, after=after, limit=_SCAN_PAGE)
+            for _, doc in page:
+                if not matches(doc["value"], flt):
+                    continue
+                if skipped < offset:
+                    skipped += 1
+                    continue
+                out.append(_item(doc))
+                if len(out) == limit:
+                    break
+            if len(page) < _SCAN_PAGE:
+                break
+            after = page[-1][0]
+        return out
+
+    def _scan_bm25(self, prefix: tuple[str, ...], flt: Mapping[str, Any], query: str, limit: int, offset: int) -> list[StoredItem]:
+        """No vector index (Redis-only core): BM25 in-process over the prefix's documents."""
+        from .retrieval.bm25 import BM25Scorer
+
+        analyzer, docs, after, pfx = self._core.analyzer, [], "", ns_key(prefix)
+        while True:
+            page = self._core.records.list_docs(self.tenant, ITEMS, prefix=pfx, after=after, limit=_SCAN_PAGE)
+            docs.extend(d for _, d in page if d["index"] is not False and matches(d["value"], flt))
+            if len(page) < _SCAN_PAGE:
+                break
+            after = page[-1][0]
+        terms = analyzer.terms(query)
+        if not docs or not terms:
+            return []
+        r = self._core.settings.retrieval
+        scorer = BM25Scorer([analyzer.terms(index_text(d["value"], d["index"])) for d in docs], k1=r.k1, b=r.b)
+        idx, scores = scorer.top_k(terms, min(len(docs), offset + limit))
+        ranked = [(_item(docs[i], float(s))) for i, s in zip(idx.tolist(), scores.tolist()) if s > 0]
+        return ranked[offset: offset + limit]
+
+    def _query(self, prefix: tuple[str, ...], flt: Mapping[str, Any], query: str, limit: int, offset: int) -> list[StoredItem]:
+        core = self._core
+        must: list[Any] = [
+            models.FieldCondition(key="tenant", match=models.MatchValue(value=self.tenant)),
+            models.FieldCondition(key="kind", match=models.MatchValue(value=KIND)),
+        ]
+        if prefix:
+            must.append(models.FieldCondition(key="ns", match=models.MatchValue(value=ns_key(prefix))))
+        extra_must, must_not, complete = _index_conditions(flt)
+        index_filter = models.Filter(must=must + extra_must, must_not=must_not or None)
+        terms = core.analyzer.terms(query)
+        sparse = core.indexer.encoder.query(terms) if terms else None
+        dense = None
+        if core.embedder is not None:
+            try:
+                dense = core.embedder.embed_query(query[: core.settings.retrieval.max_query_chars])
+            except Exception as exc:  # the dense side failed: BM25 only, as mem.search does
+                logger.warning("embedder failed (%s); item search falls back to bm25", type(exc).__name__)
+        if dense is None and (sparse is None or not sparse.indices):
+            return []
+        want = offset + limit
+        depth = want if complete else min(MAX_LIMIT * 2, want * 4)
+        r = core.settings.retrieval
+        hits = core.index.query(  # type: ignore[union-attr]
+            self.collection, dense=dense, sparse=sparse if sparse is not None and sparse.indices else None,
+            filter=index_filter, limit=depth, prefetch_limit=max(r.prefetch_limit, depth), rrf_k=r.rrf_k,
+            weights=(r.dense_weight, r.sparse_weight) if dense is not None and sparse is not None and sparse.indices else None,
+        )
+        keys = [h.payload.get("item_key") for h in hits]
+        docs = core.records.get_docs(self.tenant, ITEMS, [k for k in keys if k]) if keys else []
+        by_key = {d_key: d for d_key, d in zip([k for k in keys if k], docs)}
+        out: list[StoredItem] = []
+        for h, k in zip(hits, keys):
+            d = by_key.get(k)
+            if d is None or d["index"] is False or not matches(d["value"], flt):  # stale point or an unpushed filter
+                continue
+            out.append(_item(d, float(h.score)))
+        return out[offset: offset + limit]
+
+    def list_namespaces(
+        self, prefix: Sequence[str] | None = None, suffix: Sequence[str] | None = None, max_depth: int | None = None,
+        limit: int = 100, offset: int = 0,
+    ) -> list[tuple[str, ...]]:
+        """Distinct namespaces (sorted), optionally by prefix / suffix (``"*"`` matches any one label),
+        truncated to ``max_depth`` labels."""
+        pre = tuple(prefix or ())
+        suf = tuple(suffix or ())
+        fixed: list[str] = []
+        for label in pre:
+            if label == "*":
+                break
+            fixed.append(label)
+        found: set[tuple[str, ...]] = set()
+        after, pfx = "", ns_key(tuple(fixed))
+        while True:
+            page = self._core.records.list_docs(self.tenant, ITEM_NS, prefix=pfx, after=after, limit=_SCAN_PAGE)
+            for _, doc in page:
+                ns = tuple(doc["namespace"])
+                if _match_path(ns, pre, head=True) and _match_path(ns, suf, head=False):
+                    found.add(ns[:max_depth] if max_depth is not None else ns)
+            if len(page) < _SCAN_PAGE:
+                break
+            after = page[-1][0]
+        return sorted(found)[offset: offset + limit]
+
+    # -- async twins ----------------------------------------------------------------------------------
+    async def aput(self, *args: Any, **kwargs: Any) -> StoredItem:
+        return await asyncio.to_thread(self.put, *args, **kwargs)
+
+    async def aget(self, *args: Any, **kwargs: Any) -> StoredItem | None:
+        return await asyncio.to_thread(self.get, *args, **kwargs)
+
+    async def adelete(self, *args: Any, **kwargs: Any) -> bool:
+        return await asyncio.to_thread(self.delete, *args, **kwargs)
+
+    async def asearch(self, *args: Any, **kwargs: Any) -> list[StoredItem]:
+        return await asyncio.to_thread(self.search, *args, **kwargs)
+
+    async def alist_namespaces(self, *args: Any, **kwargs: Any) -> list[tuple[str, ...]]:
+        return await asyncio.to_thread(self.list_namespaces, *args, **kwargs)
+
+
+def _match_path(ns: tuple[str, ...], path: tuple[str, ...], *, head: bool) -> bool:
+    if len(path) > len(ns):
+        return False
+    part = ns[: len(path)] if head else ns[len(ns) - len(path):]
+    return all(p == "*" or p == n for p, n in zip(path, part))
+
+
+def _item(doc: Mapping[str, Any], score: float | None = None) -> StoredItem:
+    return StoredItem(
+        namespace=tuple(doc["namespace"]), key=doc["key"], value=dict(doc["value"]),
+        created_at=parse_time("created_at", doc["created_at"]), updated_at=parse_time("updated_at", doc["updated_at"]),
+        score=score,
+    )
