@@ -1,0 +1,419 @@
+"""Agent tools over the engine: argument checks and text formats shared by every adapter.
+
+The LangChain and LlamaIndex adapters wrap these functions, so an agent sees the same tool names,
+descriptions, argument schemas and outputs whichever framework runs it:
+
+- ``qdrant_search_memory`` (seed 000): semantic search of the message history; returns the seed's
+  Markdown text and, for bad input or failures, one of the seed's four strings (never raises);
+- ``search`` (seed 003): hybrid / bm25 / dense search; returns ``{"hits", "total_found",
+  "route_used"}`` (falls back to bm25 when hybrid fails; ``"error"`` instead of raising);
+- ``topic_search``: topic threads of the user's chats (``mem.topics.topic_search``), as text;
+- ``list_tasks`` (seed 002 tasks skill): the user's tasks as text.
+
+Every function takes an engine handle. Bind it first (``mem.tenant("acme").for_user("u1")``): the
+scope is enforced by the engine, and no tool takes a user id from the model.
+
+    text = qdrant_search_memory(mem.for_user("u1"), "How do I install Docker?", limit=3)
+    data = search_tool(mem.for_user("u1"), ["docker", "install"], k=5)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from .errors import InvalidInputError
+from .models import SearchHit, SearchResult
+
+if TYPE_CHECKING:
+    from .engine import LayeredMemory
+
+logger = logging.getLogger(__name__)
+
+# -- seed 000: qdrant_search_memory -----------------------------------------------------------
+#: The four error strings of seed 000, word for word.
+QDRANT_NOT_CONFIGURED = "Qdrant memory search is not configured. Enable it in config to search long-term memory."
+QUERY_TEXT_REQUIRED = "Error: query_text is required and must be a non-empty string"
+SEARCH_ERROR_PREFIX = "Error searching memory: "
+NO_RELEVANT_MESSAGES = "No relevant messages found in memory."
+
+QDRANT_SEARCH_DEFAULT_LIMIT = 5
+QDRANT_SEARCH_MAX_LIMIT = 20
+QDRANT_SEARCH_FILTERS = ("role", "session_key", "timestamp_from", "timestamp_to")
+MESSAGE_SEPARATOR = "\n\n---\n\n"
+
+# -- seed 003: search ---------------------------------------------------------------------------
+SEARCH_DEFAULT_K = 10
+TOPIC_SEARCH_DEFAULT_K = 5
+TOPIC_SEARCH_ERROR_PREFIX = "Error searching topics: "
+LIST_TASKS_ERROR_PREFIX = "Error listing tasks: "
+
+TOOL_NAMES = ("qdrant_search_memory", "search", "topic_search", "list_tasks")
+
+QDRANT_SEARCH_MEMORY_DESCRIPTION = (
+    "Search the long-term memory of past conversation messages by meaning. Use it when the answer may be in "
+    "something said earlier (a preference, an instruction, a fact the user shared). Describe what you are "
+    "looking for in natural language. Optional: limit (1-20, default 5) and filters: role (user | assistant | "
+    "system), session_key (e.g. telegram:123456), timestamp_from / timestamp_to (ISO 8601, e.g. "
+    "2024-01-01T00:00:00Z). Returns the matching messages with role, time, content and session."
+)
+SEARCH_DESCRIPTION = (
+    "Hybrid search (BM25 keywords + dense vectors, fused with RRF) over the stored messages. Pass one query or "
+    "several (queries), k results (1-100, default 10) and route: hybrid (default), bm25 or dense. Optional "
+    "filters: role, session_key, chat_id, channel, author, lang, topic_id, task_id, timestamp_from, "
+    "timestamp_to. Returns JSON: hits (id, score, text, snippet, meta), total_found, route_used."
+)
+TOPIC_SEARCH_DESCRIPTION = (
+    "Search the conversation topics (threads of related messages with a title and summary) by meaning. Use it "
+    "to find what was discussed about a subject and where. Optional chat_id limits it to one chat; k is the "
+    "number of topics (default 5)."
+)
+LIST_TASKS_DESCRIPTION = (
+    "List the user's tasks (title, status, due date, id). Tasks are not in the prompt: call this when the user "
+    "asks about their tasks, to-dos or reminders. Optional status: open, in_progress, done or cancelled."
+)
+
+
+# -- argument schemas (pydantic v2; usable as LangChain args_schema and LlamaIndex fn_schema) -----
+class QdrantSearchFilters(BaseModel):
+    """Filters of ``qdrant_search_memory`` (seed 000)."""
+
+    role: str | None = Field(default=None, description="Only messages of this role: user, assistant or system")
+    session_key: str | None = Field(default=None, description="Only this session, e.g. telegram:123456")
+    timestamp_from: str | None = Field(default=None, description="Messages from this time, ISO 8601, e.g. 2024-01-01T00:00:00Z")
+    timestamp_to: str | None = Field(default=None, description="Messages up to this time, ISO 8601")
+
+
+class QdrantSearchMemoryArgs(BaseModel):
+    query_text: str = Field(description="What you are looking for, in natural language")
+    limit: int = Field(default=QDRANT_SEARCH_DEFAULT_LIMIT, description="Maximum number of results (default 5, at most 20)")
+    filters: QdrantSearchFilters | None = Field(default=None, description="Optional filters to narrow the search")
+
+
+class SearchArgs(BaseModel):
+    queries: list[str] | str | None = Field(default=None, description="One search query or a list of them")
+    filters: dict[str, Any] | None = Field(default=None, description="Metadata filters, e.g. {\"role\": \"user\", \"timestamp_from\": \"2024-01-01T00:00:00Z\"}")
+    k: int = Field(default=SEARCH_DEFAULT_K, description="Number of results (1-100)")
+    route: str = Field(default="hybrid", description="hybrid | bm25 | dense")
+    query: str | None = Field(default=None, description="A single query (alternative to queries)")
+
+
+class TopicSearchArgs(BaseModel):
+    query: str = Field(description="The subject to look for")
+    chat_id: str | None = Field(default=None, description="Only topics of this chat")
+    k: int = Field(default=TOPIC_SEARCH_DEFAULT_K, description="Number of topics")
+
+
+class ListTasksArgs(BaseModel):
+    status: str | None = Field(default=None, description="open | in_progress | done | cancelled; omit for all")
+
+
+# -- formatting ---------------------------------------------------------------------------------
+def format_time(value: Any) -> str:
+    """ISO 8601 with seconds precision and a trailing Z (``2024-01-15T10:30:00Z``), as in seed 000."""
+    if isinstance(value, datetime):
+        dt = value
+    elif isinstance(value, str) and value:
+        try:
+            dt = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value)
+        except ValueError:
+            return value
+    else:
+        return "" if value is None else str(value)
+    if dt.tzinfo is not None:
+        dt = dt.astimezone(timezone.utc)
+    return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def format_qdrant_search_memory(result: SearchResult | Sequence[SearchHit]) -> str:
+    """Seed 000's answer text: ``Found N relevant message(s):`` then one block per hit, or
+    ``NO_RELEVANT_MESSAGES`` when there are none."""
+    hits = list(result.hits if isinstance(result, SearchResult) else result)
+    if not hits:
+        return NO_RELEVANT_MESSAGES
+    blocks = []
+    for i, hit in enumerate(hits, 1):
+        meta = hit.meta or {}
+        blocks.append(
+            f"### Message {i}\n"
+            f"**Role:** {meta.get('role') or ''}\n"
+            f"**Time:** {format_time(meta.get('date'))}\n"
+            f"**Content:** {hit.text}\n"
+            f"**Session:** {meta.get('session_key') or meta.get('channel_id') or ''}"
+        )
+    return f"Found {len(hits)} relevant message(s):\n\n" + MESSAGE_SEPARATOR.join(blocks)
+
+
+def search_error(error: object) -> str:
+    """``Error searching memory: <description>`` (seed 000)."""
+    return SEARCH_ERROR_PREFIX + str(error)
+
+
+# -- qdrant_search_memory -----------------------------------------------------------------------
+def _as_int(name: str, value: Any, default: int) -> int:
+    if value is None:
+        return default
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        value = int(value.strip())
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInputError(name, value, "must be an integer", f"pass e.g. {name}={default}")
+    return value
+
+
+def _as_filters(value: Any) -> dict[str, Any]:
+    if value is None or value == "":
+        return {}
+    if isinstance(value, BaseModel):
+        value = value.model_dump(exclude_none=True)
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise InvalidInputError("filters", value, "must be an object", 'pass e.g. {"role": "user"}') from None
+    if not isinstance(value, Mapping):
+        raise InvalidInputError("filters", value, "must be an object", 'pass e.g. {"role": "user"}')
+    return {k: v for k, v in value.items() if v is not None}
+
+
+def qdrant_search_args(query_text: Any, limit: Any = QDRANT_SEARCH_DEFAULT_LIMIT, filters: Any = None) -> tuple[str, int, dict[str, Any]] | str:
+    """Check the tool arguments; return ``(query_text, limit, filters)`` or the error text to return.
+
+    ``limit`` above 20 is lowered to 20 (the seed's maximum); below 1 or not an integer is an error.
+    Only the seed's four filters are accepted.
+    """
+    if not isinstance(query_text, str) or not query_text.strip():
+        return QUERY_TEXT_REQUIRED
+    try:
+        n = _as_int("limit", limit, QDRANT_SEARCH_DEFAULT_LIMIT)
+        if n < 1:
+            raise InvalidInputError("limit", n, f"must be from 1 to {QDRANT_SEARCH_MAX_LIMIT}", "pass e.g. limit=5")
+        flt = _as_filters(filters)
+        unknown = sorted(set(flt) - set(QDRANT_SEARCH_FILTERS))
+        if unknown:
+            raise InvalidInputError(
+                f"filters.{unknown[0]}", flt[unknown[0]],
+                f"is not a filter of this tool (known: {', '.join(QDRANT_SEARCH_FILTERS)})", "remove it",
+            )
+    except InvalidInputError as exc:
+        return search_error(exc)
+    return query_text.strip(), min(n, QDRANT_SEARCH_MAX_LIMIT), flt
+
+
+def qdrant_search_memory(mem: LayeredMemory | None, query_text: Any, limit: Any = QDRANT_SEARCH_DEFAULT_LIMIT, filters: Any = None) -> str:
+    """Seed 000's tool: search the message history; return the formatted hits or an error string.
+
+    Never raises: a missing engine gives ``QDRANT_NOT_CONFIGURED``, a blank query
+    ``QUERY_TEXT_REQUIRED``, a bad argument or a failed search ``Error searching memory: ...``, no
+    hits ``NO_RELEVANT_MESSAGES``.
+    """
+    if mem is None:
+        return QDRANT_NOT_CONFIGURED
+    args = qdrant_search_args(query_text, limit, filters)
+    if isinstance(args, str):
+        return args
+    query, k, flt = args
+    try:
+        result = mem.search(query, filters=flt, k=k, route="hybrid")
+    except Exception as exc:  # the agent loop gets text, never an exception
+        logger.warning("qdrant_search_memory failed: %s: %s", type(exc).__name__, exc)
+        return search_error(exc)
+    return format_qdrant_search_memory(result)
+
+
+async def aqdrant_search_memory(mem: LayeredMemory | None, query_text: Any, limit: Any = QDRANT_SEARCH_DEFAULT_LIMIT, filters: Any = None) -> str:
+    """Async twin of :func:`qdrant_search_memory` (``mem.asearch``)."""
+    if mem is None:
+        return QDRANT_NOT_CONFIGURED
+    args = qdrant_search_args(query_text, limit, filters)
+    if isinstance(args, str):
+        return args
+    query, k, flt = args
+    try:
+        result = await mem.asearch(query, filters=flt, k=k, route="hybrid")
+    except Exception as exc:
+        logger.warning("qdrant_search_memory failed: %s: %s", type(exc).__name__, exc)
+        return search_error(exc)
+    return format_qdrant_search_memory(result)
+
+
+# -- search (seed 003) ---------------------------------------------------------------------------
+def _search_error(route: Any, exc: BaseException) -> dict[str, Any]:
+    return {"hits": [], "total_found": 0, "route_used": route if isinstance(route, str) else "hybrid", "error": str(exc)}
+
+
+def _search_args(queries: Any, filters: Any, k: Any, route: Any, query: Any) -> tuple[Any, dict[str, Any], int, str]:
+    if isinstance(queries, str) and queries.strip().startswith("["):
+        try:
+            queries = json.loads(queries)
+        except ValueError:
+            pass
+    if query is not None:
+        queries = [query] if queries in (None, "", []) else ([queries] if isinstance(queries, str) else list(queries)) + [query]
+    return queries, _as_filters(filters), _as_int("k", k, SEARCH_DEFAULT_K), route or "hybrid"
+
+
+def search_tool(
+    mem: LayeredMemory, queries: Any = None, filters: Any = None, k: Any = SEARCH_DEFAULT_K, route: Any = "hybrid", *, query: Any = None
+) -> dict[str, Any]:
+    """Seed 003's tool: ``{"hits": [...], "total_found": int, "route_used": str}``.
+
+    When a hybrid search fails (not for bad input) it is retried with bm25 and ``fallback_reason``
+    says why. Bad input or a failed search give ``{"hits": [], "total_found": 0, "route_used": ...,
+    "error": "<field=value: rule; fix>"}``: never raises.
+    """
+    try:
+        qs, flt, n, rt = _search_args(queries, filters, k, route, query)
+        try:
+            return mem.search(qs, filters=flt, k=n, route=rt).to_dict()
+        except InvalidInputError:
+            raise
+        except Exception as exc:
+            if rt != "hybrid":
+                raise
+            logger.warning("hybrid search failed (%s); retrying with bm25", type(exc).__name__)
+            out = mem.search(qs, filters=flt, k=n, route="bm25").to_dict()
+            out["fallback_reason"] = f"hybrid search failed: {type(exc).__name__}: {exc}"
+            return out
+    except Exception as exc:
+        return _search_error(route, exc)
+
+
+async def asearch_tool(
+    mem: LayeredMemory, queries: Any = None, filters: Any = None, k: Any = SEARCH_DEFAULT_K, route: Any = "hybrid", *, query: Any = None
+) -> dict[str, Any]:
+    """Async twin of :func:`search_tool` (``mem.asearch``)."""
+    try:
+        qs, flt, n, rt = _search_args(queries, filters, k, route, query)
+        try:
+            return (await mem.asearch(qs, filters=flt, k=n, route=rt)).to_dict()
+        except InvalidInputError:
+            raise
+        except Exception as exc:
+            if rt != "hybrid":
+                raise
+            logger.warning("hybrid search failed (%s); retrying with bm25", type(exc).__name__)
+            out = (await mem.asearch(qs, filters=flt, k=n, route="bm25")).to_dict()
+            out["fallback_reason"] = f"hybrid search failed: {type(exc).__name__}: {exc}"
+            return out
+    except Exception as exc:
+        return _search_error(route, exc)
+
+
+# -- list_tasks (seed 002) -------------------------------------------------------------------------
+def format_tasks(tasks: Sequence[Any], status: str | None = None) -> str:
+    """Tasks as a numbered list: ``1. [open] Title (id: t1, due: 2024-01-15T10:30:00Z)``."""
+    if not tasks:
+        return f"No tasks with status {status}." if status else "No tasks."
+    head = f"Found {len(tasks)} task(s)" + (f" with status {status}" if status else "") + ":"
+    lines = [head]
+    for i, t in enumerate(tasks, 1):
+        extra = f"id: {t.task_id}" + (f", due: {format_time(t.due)}" if t.due else "")
+        lines.append(f"{i}. [{t.status}] {t.title} ({extra})")
+        if t.description:
+            lines.append("   " + t.description.replace("\n", "\n   "))
+    return "\n".join(lines)
+
+
+def _status(status: Any) -> str | None:
+    if status is None or (isinstance(status, str) and status.strip().lower() in ("", "all", "any")):
+        return None
+    return status.strip() if isinstance(status, str) else status
+
+
+def list_tasks_tool(mem: LayeredMemory, user_id: str | None = None, status: Any = None) -> str:
+    """The tasks skill: the user's tasks as text (``user_id`` defaults to the handle's bound user).
+
+    Never raises: errors come back as ``Error listing tasks: <field=value: rule; fix>``.
+    """
+    try:
+        st = _status(status)
+        return format_tasks(mem.list_tasks(user_id, status=st), st)
+    except Exception as exc:
+        return LIST_TASKS_ERROR_PREFIX + str(exc)
+
+
+async def alist_tasks_tool(mem: LayeredMemory, user_id: str | None = None, status: Any = None) -> str:
+    """Async twin of :func:`list_tasks_tool`."""
+    try:
+        st = _status(status)
+        return format_tasks(await mem.alist_tasks(user_id, status=st), st)
+    except Exception as exc:
+        return LIST_TASKS_ERROR_PREFIX + str(exc)
+
+
+# -- topic_search ----------------------------------------------------------------------------------
+def _topic_args(mem: LayeredMemory, query: Any, chat_id: Any, k: Any, user_id: str | None) -> dict[str, Any]:
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInputError("query", query, "is required and must be a non-empty string", "describe the subject")
+    return {"chat_id": chat_id or None, "user_id": user_id or mem.bound_user, "k": _as_int("k", k, TOPIC_SEARCH_DEFAULT_K)}
+
+
+def topic_search_tool(mem: LayeredMemory, query: Any, chat_id: Any = None, k: Any = TOPIC_SEARCH_DEFAULT_K, user_id: str | None = None) -> str:
+    """Topics matching ``query`` (``mem.topics.topic_search(...).to_text()``); never raises.
+
+    ``user_id`` defaults to the handle's bound user; errors come back as ``Error searching topics: ...``.
+    """
+    try:
+        kwargs = _topic_args(mem, query, chat_id, k, user_id)
+        return mem.topics.topic_search(query.strip(), **kwargs).to_text()
+    except Exception as exc:
+        return TOPIC_SEARCH_ERROR_PREFIX + str(exc)
+
+
+async def atopic_search_tool(mem: LayeredMemory, query: Any, chat_id: Any = None, k: Any = TOPIC_SEARCH_DEFAULT_K, user_id: str | None = None) -> str:
+    """Async twin of :func:`topic_search_tool` (``topics.atopic_search`` when the engine has it)."""
+    try:
+        kwargs = _topic_args(mem, query, chat_id, k, user_id)
+        topics = mem.topics
+        native = getattr(topics, "atopic_search", None)
+        if native is not None:
+            result = await native(query.strip(), **kwargs)
+        else:
+            result = await asyncio.to_thread(topics.topic_search, query.strip(), **kwargs)
+        return result.to_text()
+    except Exception as exc:
+        return TOPIC_SEARCH_ERROR_PREFIX + str(exc)
+
+
+__all__ = [
+    "LIST_TASKS_DESCRIPTION",
+    "LIST_TASKS_ERROR_PREFIX",
+    "NO_RELEVANT_MESSAGES",
+    "QDRANT_NOT_CONFIGURED",
+    "QDRANT_SEARCH_DEFAULT_LIMIT",
+    "QDRANT_SEARCH_FILTERS",
+    "QDRANT_SEARCH_MAX_LIMIT",
+    "QDRANT_SEARCH_MEMORY_DESCRIPTION",
+    "QUERY_TEXT_REQUIRED",
+    "SEARCH_DESCRIPTION",
+    "SEARCH_ERROR_PREFIX",
+    "TOOL_NAMES",
+    "TOPIC_SEARCH_DESCRIPTION",
+    "TOPIC_SEARCH_ERROR_PREFIX",
+    "ListTasksArgs",
+    "QdrantSearchFilters",
+    "QdrantSearchMemoryArgs",
+    "SearchArgs",
+    "TopicSearchArgs",
+    "alist_tasks_tool",
+    "aqdrant_search_memory",
+    "asearch_tool",
+    "atopic_search_tool",
+    "format_qdrant_search_memory",
+    "format_tasks",
+    "format_time",
+    "list_tasks_tool",
+    "qdrant_search_args",
+    "qdrant_search_memory",
+    "search_error",
+    "search_tool",
+    "topic_search_tool",
+]
