@@ -66,7 +66,7 @@ MIGRATIONS: list[str] = [
 ]
 
 
-# -- helpers shared in spirit with redis.py (same rules, same messages) -----------------------------
+# -- record helpers (redis.py uses them too: one set of rules and messages for both backends) ---------
 def check_tenant(tenant: object) -> str:
     return check_id("tenant", tenant)  # type: ignore[return-value]
 
