@@ -338,6 +338,17 @@ class QdrantEdgeVectorIndex:
         logger.info("optimized edge collection %s in %.1fs (changed=%s)", name, time.perf_counter() - t0, changed)
         return bool(changed)
 
+    def info(self, name: str) -> dict[str, Any]:
+        """``points``, ``segments``, ``indexed_vectors``, ``payload_indexes`` ({field: type}) and ``schema``."""
+        col = self._collection(name)
+        with _edge_errors("info", col.path):
+            i = col.shard.info()
+            indexes = {k: str(v.data_type).rsplit(".", 1)[-1].lower() for k, v in i.payload_schema.items()}
+            return {
+                "points": i.points_count, "segments": i.segments_count, "indexed_vectors": i.indexed_vectors_count,
+                "payload_indexes": indexes, "schema": col.schema.to_json(),
+            }
+
     def size_bytes(self, name: str) -> int:
         """Bytes allocated on disk by the collection directory (sparse preallocated WAL files count as written)."""
         total = 0

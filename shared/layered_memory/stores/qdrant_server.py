@@ -1,0 +1,376 @@
+"""``VectorIndex`` on a Qdrant server or cluster through ``qdrant-client`` (same schema as ``qdrant_edge.py``).
+
+``QdrantVectorIndex.in_memory()`` wraps ``QdrantClient(":memory:")`` (qdrant-client local mode): a functional
+test double of the server path with the same request models. It searches by brute force in Python (0.3-8 s per
+filtered or hybrid query at 10k-100k points), so it is never a production store; use Qdrant Edge embedded.
+
+Example::
+
+    index = QdrantVectorIndex.from_url("http://localhost:6333", api_key=None, timeout=10)
+    index.ensure_collection("messages", dense_dim=384, embedder="bge-small-en-v1.5")
+    hits = index.query("messages", dense=q, sparse=s, filter=tenant_filter, limit=10)
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+from qdrant_client import QdrantClient, models
+from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+
+from ..errors import (
+    BackendError,
+    BackendTimeout,
+    BackendUnavailable,
+    InvalidInputError,
+    LayeredMemoryError,
+    NotFoundError,
+)
+from . import qdrant_common as qc
+from .base import IndexHit, SparseVector, VectorPoint
+
+logger = logging.getLogger(__name__)
+
+BACKEND = "qdrant"
+UPSERT_BATCH = 256
+
+
+class QdrantVectorIndex:
+    """``VectorIndex`` over a ready ``QdrantClient`` (server, cluster, or local mode).
+
+    Args:
+        client: the client to use; ``close()`` closes it.
+        location: shown in error messages (the URL); derived from the client when omitted.
+    """
+
+    backend = BACKEND
+
+    def __init__(self, client: QdrantClient, *, location: str | None = None) -> None:
+        self.client = client
+        self.location = location or _describe(client)
+        self._schemas: dict[str, qc.CollectionSchema] = {}
+
+    @classmethod
+    def from_url(cls, url: str, api_key: str | None = None, timeout: int = 10) -> QdrantVectorIndex:
+        """Connect to a Qdrant server. Nothing is sent until the first call (the client's version check at
+        construction is off: it would block and warn on an unreachable URL instead of raising)."""
+        client = QdrantClient(url=url, api_key=api_key, timeout=timeout, check_compatibility=False)
+        return cls(client, location=url)
+
+    @classmethod
+    def in_memory(cls) -> QdrantVectorIndex:
+        """qdrant-client local mode in RAM: the test double of the server path."""
+        return cls(QdrantClient(":memory:"), location=":memory:")
+
+    def __enter__(self) -> QdrantVectorIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"QdrantVectorIndex({self.location!r})"
+
+    def close(self) -> None:
+        with self._errors("close"):
+            self.client.close()
+
+    # -- lifecycle ---------------------------------------------------------------------------------------
+    def has_collection(self, name: str) -> bool:
+        qc.check_collection_name(name)
+        with self._errors("has_collection", name):
+            return bool(self.client.collection_exists(name))
+
+    def ensure_collection(self, name: str, *, dense_dim: int | None, embedder: str | None = None) -> None:
+        """Create the collection with its payload indexes, or check an existing one's dense size and embedder.
+
+        Raises:
+            SchemaMismatch: the existing collection has another dense size (or embedder, when both are named).
+            BackendUnavailable / BackendTimeout: the server at ``location`` cannot be reached in time.
+        """
+        if dense_dim is not None and dense_dim < 1:
+            raise InvalidInputError("dense_dim", dense_dim, "must be a positive size or None", "pass the embedder's dim")
+        wanted = qc.CollectionSchema(dense_dim=dense_dim, embedder=embedder)
+        if self.has_collection(name):
+            stored = self._read_schema(name)
+            qc.check_schema(name, stored, dense_dim=dense_dim, embedder=embedder, backend=BACKEND)
+            if embedder is not None and stored.embedder is None:
+                with self._errors("ensure_collection", name):
+                    self.client.update_collection(name, metadata={qc.MARKER_KEY: wanted.to_json()})
+                stored = wanted
+            self._ensure_indexes(name)
+            self._schemas[name] = stored
+            return
+        vectors = (
+            {qc.DENSE: models.VectorParams(size=dense_dim, distance=models.Distance.COSINE)}
+            if dense_dim is not None
+            else {}
+        )
+        with self._errors("ensure_collection", name):
+            self.client.create_collection(
+                name,
+                vectors_config=vectors,
+                sparse_vectors_config={qc.SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
+                metadata={qc.MARKER_KEY: wanted.to_json()},
+            )
+        self._ensure_indexes(name)
+        self._schemas[name] = wanted
+        logger.debug("created collection %s on %s (dense_dim=%s)", name, self.location, dense_dim)
+
+    def _read_schema(self, name: str) -> qc.CollectionSchema:
+        with self._errors("get_collection", name):
+            info = self.client.get_collection(name)
+        meta = (info.config.metadata or {}).get(qc.MARKER_KEY)
+        vectors = info.config.params.vectors
+        dense = vectors.get(qc.DENSE) if isinstance(vectors, Mapping) else None
+        actual_dim = int(dense.size) if dense is not None else None
+        if meta is not None:
+            schema = qc.CollectionSchema.from_json(meta)
+            # The collection's own config is the truth for the size; the marker adds the embedder.
+            return qc.CollectionSchema(dense_dim=actual_dim, embedder=schema.embedder, version=schema.version)
+        return qc.CollectionSchema(dense_dim=actual_dim)
+
+    def _schema(self, name: str) -> qc.CollectionSchema:
+        schema = self._schemas.get(name)
+        if schema is None:
+            if not self.has_collection(name):
+                raise NotFoundError(
+                    f"collection {name!r} does not exist on {self.location}; call ensure_collection({name!r}, dense_dim=...)"
+                )
+            schema = self._schemas[name] = self._read_schema(name)
+        return schema
+
+    def _ensure_indexes(self, name: str) -> None:
+        with self._errors("create_payload_index", name):
+            have = set(self.client.get_collection(name).payload_schema or {})
+            with warnings.catch_warnings():
+                # local mode: "Payload indexes have no effect in the local Qdrant" (expected for the test double)
+                warnings.filterwarnings("ignore", message=".*[Pp]ayload index.*")
+                for field_name, kind in qc.payload_index_kinds():
+                    if field_name not in have:
+                        self.client.create_payload_index(
+                            name, field_name=field_name, field_schema=qc.client_index_schema(kind), wait=True
+                        )
+
+    def drop_collection(self, name: str) -> None:
+        qc.check_collection_name(name)
+        self._schemas.pop(name, None)
+        with self._errors("drop_collection", name):
+            if self.client.collection_exists(name):
+                self.client.delete_collection(name)
+
+    def info(self, name: str) -> dict[str, Any]:
+        """``points``, ``segments``, ``indexed_vectors``, ``payload_indexes`` ({field: type}) and ``schema``
+        (local mode keeps no payload indexes: they are no-ops there)."""
+        schema = self._schema(name)
+        with self._errors("info", name):
+            i = self.client.get_collection(name)
+        indexes = {k: str(getattr(v.data_type, "value", v.data_type)) for k, v in (i.payload_schema or {}).items()}
+        return {
+            "points": i.points_count, "segments": i.segments_count, "indexed_vectors": i.indexed_vectors_count,
+            "payload_indexes": indexes, "schema": schema.to_json(),
+        }
+
+    def size_bytes(self, name: str) -> int:
+        """An estimate: Qdrant's API does not report a collection's disk usage, so this is
+        ``points x (4 x dense_dim + 256)`` (vectors plus a typical payload and sparse vector)."""
+        schema = self._schema(name)
+        return self.count(name) * (4 * (schema.dense_dim or 0) + 256)
+
+    # -- writes ------------------------------------------------------------------------------------------
+    def upsert(self, name: str, points: Sequence[VectorPoint]) -> None:
+        schema = self._schema(name)
+        ids = qc.check_points(points, schema.dense_dim, name=name)
+        structs = [models.PointStruct(id=pid, vector=_vector(p), payload=dict(p.payload)) for pid, p in zip(ids, points)]
+        with self._errors("upsert", name):
+            for start in range(0, len(structs), UPSERT_BATCH):
+                self.client.upsert(name, points=structs[start : start + UPSERT_BATCH], wait=True)
+        logger.debug("upserted %d points into %s", len(points), name)
+
+    def delete(self, name: str, *, ids: Sequence[str] | None = None, filter: Any = None) -> None:
+        """Delete by ids, by filter, or by both (the points among ``ids`` that match ``filter``)."""
+        self._schema(name)
+        f = qc.as_filter(filter)
+        if ids is None and f is None:
+            raise InvalidInputError("ids/filter", None, "delete needs ids or a filter", "use drop_collection to delete all")
+        canon = [qc.point_id(i, "ids") for i in ids] if ids is not None else None
+        if canon is not None and not canon:
+            return
+        if f is None:
+            selector: Any = models.PointIdsList(points=canon)
+        elif canon is None:
+            selector = models.FilterSelector(filter=f)
+        else:
+            selector = models.FilterSelector(filter=models.Filter(must=[models.HasIdCondition(has_id=canon), f]))
+        with self._errors("delete", name):
+            self.client.delete(name, points_selector=selector, wait=True)
+
+    def set_payload(self, name: str, ids: Sequence[str], payload: Mapping[str, Any]) -> None:
+        """Merge ``payload`` keys into the payload of each point in ``ids`` (missing ids are ignored)."""
+        self._schema(name)
+        canon = [qc.point_id(i, "ids") for i in ids]
+        qc.check_payload(payload, field="payload")
+        if not canon:
+            return
+        selector = models.FilterSelector(filter=models.Filter(must=[models.HasIdCondition(has_id=canon)]))
+        with self._errors("set_payload", name):
+            self.client.set_payload(name, payload=dict(payload), points=selector, wait=True)
+
+    # -- reads -------------------------------------------------------------------------------------------
+    def count(self, name: str, filter: Any = None) -> int:
+        f = qc.as_filter(filter)
+        with self._errors("count", name):
+            return int(self.client.count(name, count_filter=f, exact=True).count)
+
+    def plan_query(
+        self,
+        name: str,
+        *,
+        dense: Sequence[float] | None = None,
+        sparse: SparseVector | None = None,
+        filter: Any = None,
+        limit: int = 10,
+        prefetch_limit: int = 100,
+        rrf_k: int = qc.DEFAULT_RRF_K,
+        weights: tuple[float, float] | None = None,
+    ) -> dict[str, Any]:
+        """Build (not run) the ``query_points`` keyword arguments for ``query``."""
+        schema = self._schema(name)
+        qc.check_query_args(dense, sparse, limit, prefetch_limit, rrf_k, weights)
+        qc.check_dense(dense, schema.dense_dim, name=name, field="dense")
+        qc.check_sparse(sparse, field="sparse")
+        f = qc.as_filter(filter)
+        legs: list[tuple[Any, str]] = []
+        if dense is not None:
+            legs.append(([float(x) for x in dense], qc.DENSE))
+        if sparse is not None:
+            sv = models.SparseVector(indices=list(sparse.indices), values=[float(x) for x in sparse.values])
+            legs.append((sv, qc.SPARSE))
+        base = {"collection_name": name, "query_filter": f, "limit": limit, "with_payload": True, "with_vectors": False}
+        if len(legs) == 1:
+            return {**base, "query": legs[0][0], "using": legs[0][1]}
+        prefetch = [models.Prefetch(query=q, using=using, limit=prefetch_limit) for q, using in legs]
+        rrf = models.Rrf(k=rrf_k, weights=[float(w) for w in weights] if weights is not None else None)
+        return {**base, "prefetch": prefetch, "query": models.RrfQuery(rrf=rrf)}
+
+    def query(
+        self,
+        name: str,
+        *,
+        dense: Sequence[float] | None = None,
+        sparse: SparseVector | None = None,
+        filter: Any = None,
+        limit: int = 10,
+        prefetch_limit: int = 100,
+        rrf_k: int = qc.DEFAULT_RRF_K,
+        weights: tuple[float, float] | None = None,
+    ) -> list[IndexHit]:
+        """Dense only, sparse only, or both fused by weighted RRF on the server; the top-level filter is
+        applied inside the prefetches by Qdrant."""
+        kwargs = self.plan_query(
+            name, dense=dense, sparse=sparse, filter=filter, limit=limit,
+            prefetch_limit=prefetch_limit, rrf_k=rrf_k, weights=weights,
+        )
+        with self._errors("query", name):
+            points = self.client.query_points(**kwargs).points
+        return [IndexHit(id=str(p.id), score=float(p.score), payload=dict(p.payload or {})) for p in points]
+
+    def scroll(
+        self, name: str, *, filter: Any = None, limit: int = 256, offset: Any = None, with_vectors: bool = False
+    ) -> tuple[list[IndexHit], Any]:
+        """A page in point-id order and the id to pass as ``offset`` for the next page (None at the end)."""
+        f = qc.as_filter(filter)
+        start = qc.point_id(offset, "offset") if offset is not None else None
+        with self._errors("scroll", name):
+            records, nxt = self.client.scroll(
+                name, scroll_filter=f, limit=limit, offset=start, with_payload=True,
+                with_vectors=[qc.DENSE] if with_vectors else False,
+            )
+        hits = [
+            IndexHit(
+                id=str(r.id), score=0.0, payload=dict(r.payload or {}),
+                dense=qc.dense_of(r.vector) if with_vectors else None,
+            )
+            for r in records
+        ]
+        return hits, (str(nxt) if nxt is not None else None)
+
+    def retrieve(self, name: str, ids: Sequence[str], *, with_vectors: bool = False) -> list[IndexHit]:
+        canon = [qc.point_id(i, "ids") for i in ids]
+        with self._errors("retrieve", name):
+            records = self.client.retrieve(
+                name, ids=canon, with_payload=True, with_vectors=[qc.DENSE] if with_vectors else False
+            )
+        return [
+            IndexHit(id=str(r.id), score=0.0, payload=dict(r.payload or {}),
+                     dense=qc.dense_of(r.vector) if with_vectors else None)
+            for r in records
+        ]
+
+    # -- error mapping -----------------------------------------------------------------------------------
+    @contextmanager
+    def _errors(self, op: str, name: str | None = None) -> Iterator[None]:
+        """Translate qdrant-client / httpx exceptions at this seam only, naming the server location."""
+        where = f"Qdrant at {self.location}" + (f", collection {name!r}" if name else "")
+        try:
+            yield
+        except LayeredMemoryError:
+            raise
+        except (ResponseHandlingException, httpx.HTTPError) as exc:
+            source = getattr(exc, "source", exc)
+            if isinstance(source, httpx.TimeoutException):
+                raise BackendTimeout(
+                    f"{where}: {op} timed out ({source!r}); raise the timeout (from_url(..., timeout=...)) or check "
+                    "the server load",
+                    backend=BACKEND, op=op,
+                ) from exc
+            raise BackendUnavailable(
+                f"{where}: {op} could not reach the server ({source!r}); check the URL, that Qdrant is running "
+                "and that the network allows it",
+                backend=BACKEND, op=op,
+            ) from exc
+        except UnexpectedResponse as exc:
+            status = exc.status_code or 0
+            detail = str(exc).replace("\n", " ")
+            if status == 404 and name:
+                raise NotFoundError(
+                    f"{where}: not found during {op}; call ensure_collection({name!r}, dense_dim=...)"
+                ) from exc
+            if status in (401, 403):
+                raise BackendUnavailable(
+                    f"{where}: {op} was refused ({status}); pass the right api_key", backend=BACKEND, op=op
+                ) from exc
+            if status in (502, 503, 504):
+                raise BackendUnavailable(f"{where}: {op} failed, {detail}", backend=BACKEND, op=op) from exc
+            raise BackendError(f"{where}: {op} failed, {detail}", backend=BACKEND, op=op) from exc
+        except ValueError as exc:  # local mode raises ValueError("Collection x not found")
+            if name and "not found" in str(exc).lower():
+                raise NotFoundError(
+                    f"{where}: not found during {op}; call ensure_collection({name!r}, dense_dim=...)"
+                ) from exc
+            raise BackendError(f"{where}: {op} failed: {exc}", backend=BACKEND, op=op) from exc
+        except RuntimeError as exc:  # local path mode: "Storage folder ... is already accessed"
+            raise BackendUnavailable(f"{where}: {op} failed: {exc}", backend=BACKEND, op=op) from exc
+
+
+def _vector(p: VectorPoint) -> dict[str, Any]:
+    vec: dict[str, Any] = {}
+    if p.dense is not None:
+        vec[qc.DENSE] = [float(x) for x in p.dense]
+    if p.sparse is not None:
+        vec[qc.SPARSE] = models.SparseVector(indices=list(p.sparse.indices), values=[float(x) for x in p.sparse.values])
+    return vec
+
+
+def _describe(client: QdrantClient) -> str:
+    inner = getattr(client, "_client", None)
+    rest_uri = getattr(inner, "rest_uri", None)
+    if rest_uri:
+        return str(rest_uri)
+    location = getattr(inner, "location", None)
+    return str(location) if location else type(inner).__name__
