@@ -1,0 +1,132 @@
+"""``LayeredChatMessageHistory``: a LangChain chat history over one (user, session) of the engine.
+
+    history = LayeredChatMessageHistory(mem, user_id="u1", session_id="s1")
+    history.add_messages([HumanMessage("I live in Kazan"), AIMessage("Nice city!")])
+    history.messages                      # the stored session, oldest first
+
+``mode="context"`` returns the assembled prompt context instead (``get_context_for_user``: summary,
+user data, the short-term window, relevant memory), which is what a ``RunnableWithMessageHistory``
+chain should put before the question once a session outgrows the window.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from langchain_core.chat_history import BaseChatMessageHistory
+from langchain_core.messages import BaseMessage
+
+from layered_memory import LayeredMemory
+
+from ._convert import context_to_messages, to_message, to_record
+
+Mode = Literal["messages", "context"]
+MODES = ("messages", "context")
+
+
+class LayeredChatMessageHistory(BaseChatMessageHistory):
+    """Chat history of one user's session, stored (and searchable) in a ``LayeredMemory``.
+
+    Args:
+        memory: the engine (or a tenant / user handle of it).
+        session_id: the session (the engine's ``session_key``; also the ``chat_id`` unless given).
+        user_id: whose session; optional when ``memory`` is bound with ``for_user``.
+        chat_id: the chat the messages belong to (default: ``session_id``).
+        mode: ``"messages"`` = the stored messages (``window`` = only the last N); ``"context"`` = the
+            assembled context of ``get_context_for_user`` (with ``query``, ``include_vector``, ``max_tokens``).
+
+    Messages keep their ``id`` (a generated one when missing), so adding the same message twice stores
+    it once. Engine fields come back in ``response_metadata["layered_memory"]``; ``create_time``,
+    ``user_name``, ``reply_message_id``, ``root_message_id`` and ``metadata`` are read from a message's
+    ``additional_kwargs`` (or ``response_metadata``) when it is written.
+
+    Raises:
+        ValueError: an unknown mode, or no user (neither ``user_id`` nor a user-bound ``memory``).
+    """
+
+    def __init__(
+        self,
+        memory: LayeredMemory,
+        *,
+        session_id: str,
+        user_id: str | None = None,
+        chat_id: str | None = None,
+        mode: Mode = "messages",
+        window: int | None = None,
+        query: str | None = None,
+        include_vector: bool = True,
+        max_tokens: int | None = None,
+    ) -> None:
+        super().__init__()
+        if mode not in MODES:
+            raise ValueError(f"mode={mode!r} is not a history mode; use one of {', '.join(MODES)}")
+        if user_id is None and memory.bound_user is None:
+            raise ValueError(
+                "user_id=None: a chat history belongs to one user; pass user_id=... or a handle from memory.for_user(user_id)"
+            )
+        if window is not None and (isinstance(window, bool) or not isinstance(window, int) or window < 1):
+            raise ValueError(f"window={window!r} must be a positive int (the last N messages) or None for all")
+        self.memory = memory.for_user(user_id) if user_id is not None else memory
+        self.user_id = user_id or memory.bound_user
+        self.session_id = session_id
+        self.chat_id = chat_id
+        self.mode: Mode = mode
+        self.window = window
+        self.query = query
+        self.include_vector = include_vector
+        self.max_tokens = max_tokens
+
+    def __repr__(self) -> str:
+        return f"LayeredChatMessageHistory(user_id={self.user_id!r}, session_id={self.session_id!r}, mode={self.mode!r})"
+
+    # -- reading ------------------------------------------------------------------------------------
+    def _context_kwargs(self) -> dict[str, Any]:
+        return {"query": self.query, "include_vector": self.include_vector, "max_tokens": self.max_tokens}
+
+    @property
+    def messages(self) -> list[BaseMessage]:  # type: ignore[override]
+        """The stored messages (``mode="messages"``) or the assembled context (``mode="context"``)."""
+        mem = self.memory
+        if self.mode == "messages":
+            return [to_message(m) for m in mem.get_session_messages(self.user_id, self.session_id, limit=self.window)]
+        ctx = mem.get_context_for_user(self.user_id, self.session_id, **self._context_kwargs())
+        ids = [c.message_id for c in ctx if c.message_id]
+        stored = {m.message_id: m for m in mem.get_messages(ids) if m is not None} if ids else {}
+        return context_to_messages(ctx, stored)
+
+    async def aget_messages(self) -> list[BaseMessage]:
+        mem = self.memory
+        if self.mode == "messages":
+            msgs = await mem.aget_session_messages(self.user_id, self.session_id, limit=self.window)
+            return [to_message(m) for m in msgs]
+        ctx = await mem.aget_context_for_user(self.user_id, self.session_id, **self._context_kwargs())
+        ids = [c.message_id for c in ctx if c.message_id]
+        stored = {m.message_id: m for m in await mem.aget_messages(ids) if m is not None} if ids else {}
+        return context_to_messages(ctx, stored)
+
+    # -- writing ------------------------------------------------------------------------------------
+    def _records(self, messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
+        records = [to_record(m, user_id=self.user_id, session_id=self.session_id, chat_id=self.chat_id) for m in messages]
+        for m, r in zip(messages, records):
+            if not m.id:  # as LangGraph's add_messages does: a retry of the same object is then a no-op
+                m.id = r["message_id"]
+        return records
+
+    def add_messages(self, messages: Sequence[BaseMessage]) -> None:
+        """Store messages atomically (all or none); a message whose id is already stored is skipped."""
+        records = self._records(messages)
+        if records:
+            self.memory.add_messages(records)
+
+    async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
+        records = self._records(messages)
+        if records:
+            await self.memory.aadd_messages(records)
+
+    def clear(self) -> None:
+        """Delete this session's messages (and its summary) from the engine."""
+        self.memory.clear_session(self.user_id, self.session_id)
+
+    async def aclear(self) -> None:
+        await self.memory.aclear_session(self.user_id, self.session_id)
