@@ -1,0 +1,32 @@
+"""LangChain / LangGraph adapters for layered-memory (``pip install "layered-memory[langchain]"``).
+
+    from langchain_layered_memory import (LayeredChatMessageHistory, LayeredMemoryRetriever,
+        LayeredMemoryMiddleware, LayeredMemoryStore, create_memory_tools)
+
+Only the engine's public API is used; every adapter takes a ``LayeredMemory`` (or a tenant / user
+handle of it).
+"""
+
+from .chat_history import LayeredChatMessageHistory
+from .middleware import LayeredMemoryMiddleware
+from .retrievers import LayeredMemoryRetriever
+from .store import LayeredMemoryStore
+from .tools import (
+    ListTasksTool,
+    MemorySearchTool,
+    QdrantSearchMemoryTool,
+    TopicSearchTool,
+    create_memory_tools,
+)
+
+__all__ = [
+    "LayeredChatMessageHistory",
+    "LayeredMemoryMiddleware",
+    "LayeredMemoryRetriever",
+    "LayeredMemoryStore",
+    "ListTasksTool",
+    "MemorySearchTool",
+    "QdrantSearchMemoryTool",
+    "TopicSearchTool",
+    "create_memory_tools",
+]
