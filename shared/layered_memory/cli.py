@@ -203,5 +203,9 @@ def reindex(ctx: click.Context) -> None:
     click.echo(f"reindexed {n} messages")
 
 
+from .agents.cli import agent_group  # noqa: E402  (the agent group imports _open lazily)
+
+main.add_command(agent_group)
+
 if __name__ == "__main__":  # pragma: no cover
     main()
