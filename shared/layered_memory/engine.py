@@ -54,6 +54,8 @@ def _resolve_embedder(embedder: Any) -> Embedder | None:
             f"embedder={embedder!r} is not known; pass 'default', 'none', or an embedder object "
             "(an Embedder, a LangChain Embeddings or a LlamaIndex BaseEmbedding)"
         )
+    if isinstance(embedder, Embedder):
+        return embedder
     from .providers.wrappers import as_embedder
 
     return as_embedder(embedder)
@@ -62,6 +64,8 @@ def _resolve_embedder(embedder: Any) -> Embedder | None:
 def _resolve_chat_model(model: Any) -> ChatModel | None:
     if model is None:
         return None
+    if isinstance(model, ChatModel):
+        return model
     from .providers.wrappers import as_chat_model
 
     return as_chat_model(model)
@@ -129,6 +133,9 @@ class LayeredMemory(UserDataMixin):
             settings=settings, records=records, index=index, embedder=emb, chat_model=_resolve_chat_model(chat_model),
             analyzer=analyzer, indexer=indexer, searcher=searcher, count_tokens=get_token_counter(settings.context.encoding),
         )
+        from .topics.api import register_topics  # topic threading, mid and long tiers (seed 001)
+
+        register_topics(core)
         mem = cls(core, settings.tenant)
         for tenant in records.tenants():  # crash recovery: index what was stored but not indexed
             n = indexer.flush(tenant)
@@ -307,7 +314,10 @@ class LayeredMemory(UserDataMixin):
                     logger.warning("indexing failed (%s: %s); %d messages stay pending", type(exc).__name__, exc, len(new))
                 for hook in core.write_hooks:
                     hook(self, new)
-        stored = {m.message_id: m for m in batch}
+            stored = {m.message_id: m for m in new}
+            old = [m.message_id for m in batch if m.message_id not in stored]
+            if old:  # already stored: return the stored record (idempotent)
+                stored.update({m.message_id: m for m in core.records.get_messages(self.tenant_id, old) if m is not None})
         return [stored[m.message_id] for m in msgs]
 
     def get_messages(self, message_ids: Sequence[str]) -> list[Message | None]:
@@ -435,34 +445,36 @@ class LayeredMemory(UserDataMixin):
         memory: list[MemoryLine] = []
         conversation: list[MemoryLine] = []
         if include_vector and core.embedder is not None and core.index is not None:
-            text = query or next((m.content for m in reversed(window) if m.role == "user"), None)
-            if task_id:
-                results = [r["content"] for r in self.get_task_memory(task_id)[-3:]]
-                text = " ".join([text or "", *results]).strip() or None
-            if text:
-                memory, conversation = self._relevant(user_id, session_id, text, [m.message_id for m in window])
+            texts = [query or next((m.content for m in reversed(window) if m.role == "user"), "")]
+            if task_id:  # while a task runs, its latest tool results are queries too (fused by RRF)
+                texts += [r["content"] for r in self.get_task_memory(task_id)[-3:]]
+            texts = [t for t in texts if t and t.strip()]
+            if texts:
+                memory, conversation = self._relevant(user_id, session_id, texts, [m.message_id for m in window])
         budget = max_tokens if max_tokens is not None else core.settings.context.max_tokens
         return assemble_context(
             summary=summary, user_data=user_data, window=window, memory=memory, conversation=conversation,
             max_tokens=budget, count=core.count_tokens,
         )
 
-    def _relevant(self, user_id: str, session_id: str, text: str, window_ids: list[str]) -> tuple[list[MemoryLine], list[MemoryLine]]:
+    def _relevant(self, user_id: str, session_id: str, texts: list[str], window_ids: list[str]) -> tuple[list[MemoryLine], list[MemoryLine]]:
         core = self._core
         cfg = core.settings.memory
-        vector = core.embedder.embed_query(text[: core.settings.retrieval.max_query_chars])  # type: ignore[union-attr]
+        limit = core.settings.retrieval.max_query_chars
+        texts = [t[:limit] for t in texts]
+        vectors = [core.embedder.embed_query(t) for t in texts]  # type: ignore[union-attr]
         memory: list[MemoryLine] = []
         if cfg.relevant_memory_k:
-            plan = self.plan_search(text[:2000], filters={"user_id": user_id, "session_key": session_id}, k=cfg.relevant_memory_k)
-            res = core.searcher.execute(plan, self.tenant_id, exclude_ids=window_ids, query_vectors=[vector])
+            plan = self.plan_search(texts, filters={"user_id": user_id, "session_key": session_id}, k=cfg.relevant_memory_k)
+            res = core.searcher.execute(plan, self.tenant_id, exclude_ids=window_ids, query_vectors=_aligned(plan, texts, vectors))
             memory = [MemoryLine(f"[{(h.meta.get('date') or '')[:16]} {h.meta.get('role')}] {h.text}", h.id) for h in res.hits]
         for source in core.memory_sources:  # mid and long tiers
-            memory.extend(source(self, user_id, session_id, text, vector))
+            memory.extend(source(self, user_id, session_id, texts[0], vectors[0]))
         conversation: list[MemoryLine] = []
         if cfg.conversation_memory_k:
-            plan = self.plan_search(text[:2000], filters={"user_id": user_id}, k=cfg.conversation_memory_k)
+            plan = self.plan_search(texts, filters={"user_id": user_id}, k=cfg.conversation_memory_k)
             plan.filter.must_not = [*(plan.filter.must_not or []), *_session_condition(session_id)]
-            res = core.searcher.execute(plan, self.tenant_id, exclude_ids=window_ids, query_vectors=[vector])
+            res = core.searcher.execute(plan, self.tenant_id, exclude_ids=window_ids, query_vectors=_aligned(plan, texts, vectors))
             conversation = [
                 MemoryLine(f"[{(h.meta.get('date') or '')[:16]} {h.meta.get('session_key')}] {h.meta.get('role')}: {h.text}", h.id)
                 for h in res.hits
@@ -519,6 +531,12 @@ class LayeredMemory(UserDataMixin):
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _aligned(plan: SearchPlan, texts: list[str], vectors: list[list[float]]) -> list[list[float]]:
+    """The vectors of the plan's (normalized, deduplicated) queries, from the raw texts' vectors."""
+    by_text = {" ".join(t.split()).casefold(): v for t, v in zip(texts, vectors)}
+    return [by_text[q.casefold()] for q in plan.queries]
 
 
 def _session_condition(session_id: str) -> list[Any]:
