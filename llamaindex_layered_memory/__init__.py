@@ -1,0 +1,32 @@
+"""LlamaIndex adapters for layered-memory (``pip install "layered-memory[llamaindex]"``).
+
+    from layered_memory import LayeredMemory
+    from llamaindex_layered_memory import LayeredChatMemory, LayeredMemoryRetriever, LayeredMemoryToolSpec
+
+    mem = LayeredMemory.embedded("./memory")
+    memory = LayeredChatMemory.from_defaults(mem, user_id="u1", session_id="s1")   # ChatMemoryBuffer drop-in
+    retriever = LayeredMemoryRetriever(mem, user_id="u1", k=5)
+    tools = LayeredMemoryToolSpec(mem, user_id="u1").to_tool_list()
+
+- ``LayeredChatMemory``: ``BaseMemory`` for chat engines and agents;
+- ``LayeredMemoryBlock``: a block for ``llama_index.core.memory.Memory``;
+- ``LayeredMemoryRetriever``: ``BaseRetriever`` over the hybrid search;
+- ``LayeredMemoryToolSpec`` / ``layered_memory_tools``: qdrant_search_memory, search, topic_search,
+  list_tasks.
+
+A LlamaIndex ``BaseEmbedding`` or ``LLM`` can be handed to the engine directly:
+``LayeredMemory.embedded(path, embedder=HuggingFaceEmbedding(...), chat_model=OpenAI(...))``.
+"""
+
+from .block import LayeredMemoryBlock
+from .memory import LayeredChatMemory
+from .retriever import LayeredMemoryRetriever
+from .tools import LayeredMemoryToolSpec, layered_memory_tools
+
+__all__ = [
+    "LayeredChatMemory",
+    "LayeredMemoryBlock",
+    "LayeredMemoryRetriever",
+    "LayeredMemoryToolSpec",
+    "layered_memory_tools",
+]

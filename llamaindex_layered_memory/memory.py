@@ -1,0 +1,290 @@
+"""``LayeredChatMemory``: a drop-in for LlamaIndex's ``ChatMemoryBuffer`` backed by layered-memory.
+
+    from layered_memory import LayeredMemory
+    from llamaindex_layered_memory import LayeredChatMemory
+
+    mem = LayeredMemory.embedded("./memory")
+    memory = LayeredChatMemory.from_defaults(mem, user_id="u1", session_id="telegram:42", token_limit=3000)
+    engine = SimpleChatEngine.from_defaults(llm=llm, memory=memory)
+
+``get(input)`` returns the engine's assembled context (summary, user data, the recent window,
+relevant memory, relevant conversation memory: seed 002's order) within ``token_limit``; ``put``
+stores messages in the engine (durable, indexed, searchable by the tools and the retriever). The
+async methods await the engine's async twins, never a private event loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from layered_memory import ContextMessage, LayeredMemory, Message
+from llama_index.core.base.llms.types import ChatMessage
+from llama_index.core.bridge.pydantic import Field, PrivateAttr
+from llama_index.core.llms.llm import LLM
+from llama_index.core.memory.types import BaseMemory
+from llama_index.core.utils import get_tokenizer
+
+from ._convert import context_to_chat, drop_leading_replies, from_engine, message_text, role_value, to_engine
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_TOKEN_LIMIT = 3000
+DEFAULT_SESSION_ID = "chat_history"  # ChatMemoryBuffer's default chat_store_key
+CONTEXT_WINDOW_RATIO = 0.75  # as ChatMemoryBuffer: 3/4 of the LLM's context window
+_FIT_ATTEMPTS = 3
+
+
+def bind_user(mem: Any, user_id: str | None, *, who: str) -> LayeredMemory:
+    """``mem.for_user(user_id)``, or ``mem`` when it is already bound; checks the argument."""
+    if not isinstance(mem, LayeredMemory):
+        raise TypeError(
+            f"{who} needs a layered_memory.LayeredMemory as mem, got {type(mem).__name__}; "
+            "build one with LayeredMemory.embedded(path) or LayeredMemory.from_settings()"
+        )
+    if user_id is None:
+        if mem.bound_user is None:
+            raise ValueError(
+                f"{who}: user_id=None and mem is not bound to a user; pass user_id=... or mem.for_user(user_id)"
+            )
+        return mem
+    return mem if mem.bound_user == user_id else mem.for_user(user_id)
+
+
+class LayeredChatMemory(BaseMemory):
+    """Chat memory for chat engines and agents, stored and assembled by layered-memory.
+
+    Args:
+        mem: the engine handle (a tenant handle; bound to ``user_id`` here).
+        user_id: whose memory this is (defaults to ``mem``'s bound user).
+        session_id: the conversation (engine ``chat_id``/``session_key``).
+        token_limit: the budget of ``get()`` (minus ``initial_token_count``).
+        include_vector: add the "Relevant memory" blocks (needs an embedder).
+        tokenizer_fn: counts tokens as chat engines do (default: LlamaIndex's tokenizer).
+    """
+
+    user_id: str = Field(description="The user whose memory this is.")
+    session_id: str = Field(default=DEFAULT_SESSION_ID, description="The conversation (engine chat_id).")
+    token_limit: int = Field(default=DEFAULT_TOKEN_LIMIT, gt=0, description="Token budget of get().")
+    include_vector: bool = Field(default=True, description="Add relevant-memory blocks (needs an embedder).")
+    tokenizer_fn: Callable[[str], list] = Field(default_factory=get_tokenizer, exclude=True)
+
+    _mem: LayeredMemory = PrivateAttr()
+    _count: int | None = PrivateAttr(default=None)
+    _lock: Any = PrivateAttr(default_factory=threading.Lock)
+
+    def __init__(self, mem: LayeredMemory, **data: Any) -> None:
+        handle = bind_user(mem, data.get("user_id"), who="LayeredChatMemory")
+        data["user_id"] = handle.bound_user
+        super().__init__(**data)
+        self._mem = handle
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "LayeredChatMemory"
+
+    @classmethod
+    def from_defaults(  # type: ignore[override]
+        cls,
+        mem: LayeredMemory | None = None,
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        chat_history: list[ChatMessage] | None = None,
+        llm: LLM | None = None,
+        token_limit: int | None = None,
+        tokenizer_fn: Callable[[str], list] | None = None,
+        include_vector: bool = True,
+        chat_store_key: str | None = None,
+        **kwargs: Any,
+    ) -> LayeredChatMemory:
+        """Like ``ChatMemoryBuffer.from_defaults``: ``token_limit`` defaults to 3/4 of ``llm``'s
+        context window, else 3000; ``chat_history`` replaces the session's stored messages;
+        ``chat_store_key`` is accepted as an alias of ``session_id``.
+
+        Raises:
+            ValueError: no engine, an unbound engine without ``user_id``, an unknown keyword.
+        """
+        if mem is None:
+            raise ValueError(
+                "LayeredChatMemory.from_defaults: mem=None; pass the engine: "
+                "from_defaults(LayeredMemory.embedded('./memory'), user_id='u1')"
+            )
+        if kwargs:
+            name = sorted(kwargs)[0]
+            raise ValueError(
+                f"LayeredChatMemory.from_defaults: unexpected keyword {name}={kwargs[name]!r}; the known ones are "
+                "mem, user_id, session_id, chat_history, llm, token_limit, tokenizer_fn, include_vector, chat_store_key"
+            )
+        if session_id and chat_store_key and session_id != chat_store_key:
+            raise ValueError(f"session_id={session_id!r} and chat_store_key={chat_store_key!r} differ; pass only session_id")
+        if token_limit is None:
+            token_limit = int(llm.metadata.context_window * CONTEXT_WINDOW_RATIO) if llm is not None else DEFAULT_TOKEN_LIMIT
+        data: dict[str, Any] = {
+            "user_id": user_id, "session_id": session_id or chat_store_key or DEFAULT_SESSION_ID,
+            "token_limit": token_limit, "include_vector": include_vector,
+        }
+        if tokenizer_fn is not None:
+            data["tokenizer_fn"] = tokenizer_fn
+        memory = cls(mem, **data)
+        if chat_history is not None:
+            memory.set(chat_history)
+        return memory
+
+    @property
+    def mem(self) -> LayeredMemory:
+        """The engine handle, bound to ``user_id``."""
+        return self._mem
+
+    # -- reading ------------------------------------------------------------------------------
+    def _budget(self, initial_token_count: int) -> int:
+        budget = self.token_limit - (initial_token_count or 0)
+        if budget <= 0:
+            raise ValueError(
+                f"initial_token_count={initial_token_count} leaves no room in token_limit={self.token_limit}; "
+                "raise token_limit or shorten the prefix messages / system prompt"
+            )
+        return budget
+
+    def _tokens(self, messages: Sequence[ChatMessage]) -> int:
+        return len(self.tokenizer_fn(" ".join(message_text(m) for m in messages)))
+
+    def _assemble(self, context: Sequence[ContextMessage], stored: Sequence[Message | None]) -> list[ChatMessage]:
+        by_id = {m.message_id: m for m in stored if m is not None}
+        return drop_leading_replies(context_to_chat(context, by_id))
+
+    def _next_budget(self, messages: list[ChatMessage], budget: int, asked: int) -> int | None:
+        """None when ``messages`` fit; else a smaller engine budget to ask for."""
+        used = self._tokens(messages)
+        if used <= budget:
+            return None
+        return max(1, int(asked * budget / used) - 1)
+
+    def _last_resort(self, messages: list[ChatMessage], budget: int) -> list[ChatMessage]:
+        """Drop the oldest non-system messages, then system blocks, keeping the newest message
+        (ChatMemoryBuffer returns the last message even when it alone is over the limit)."""
+        msgs = list(messages)
+        while len(msgs) > 1 and self._tokens(msgs) > budget:
+            idx = next((i for i, m in enumerate(msgs[:-1]) if role_value(m) != "system"), 0)
+            msgs.pop(idx)
+            msgs = drop_leading_replies(msgs) or msgs[-1:]
+        return msgs
+
+    def get(self, input: str | None = None, initial_token_count: int = 0, **kwargs: Any) -> list[ChatMessage]:
+        """The assembled context for the next LLM call, within ``token_limit - initial_token_count``.
+
+        ``input`` (the pending user message, as CondensePlusContextChatEngine passes it) is the
+        query of the relevant-memory blocks; otherwise the last user message is. Other keyword
+        arguments chat engines and ``Memory`` pass are accepted and ignored.
+        """
+        budget = self._budget(initial_token_count)
+        asked = budget
+        for _ in range(_FIT_ATTEMPTS):
+            context = self._mem.get_context_for_user(
+                None, self.session_id, query=input or None, include_vector=self.include_vector, max_tokens=asked
+            )
+            stored = self._mem.get_messages([c.message_id for c in context if c.kind == "window" and c.message_id])
+            messages = self._assemble(context, stored)
+            smaller = self._next_budget(messages, budget, asked)
+            if smaller is None:
+                return messages
+            asked = smaller
+        return self._last_resort(messages, budget)
+
+    async def aget(self, input: str | None = None, initial_token_count: int = 0, **kwargs: Any) -> list[ChatMessage]:
+        """Async :meth:`get` over the engine's async twins."""
+        budget = self._budget(initial_token_count)
+        asked = budget
+        for _ in range(_FIT_ATTEMPTS):
+            context = await self._mem.aget_context_for_user(
+                None, self.session_id, query=input or None, include_vector=self.include_vector, max_tokens=asked
+            )
+            stored = await self._mem.aget_messages([c.message_id for c in context if c.kind == "window" and c.message_id])
+            messages = self._assemble(context, stored)
+            smaller = self._next_budget(messages, budget, asked)
+            if smaller is None:
+                return messages
+            asked = smaller
+        return self._last_resort(messages, budget)
+
+    def get_all(self) -> list[ChatMessage]:
+        """Every stored message of the session, oldest first, as they were put."""
+        return [from_engine(m) for m in self._mem.get_session_messages(None, self.session_id)]
+
+    async def aget_all(self) -> list[ChatMessage]:
+        return [from_engine(m) for m in await self._mem.aget_session_messages(None, self.session_id)]
+
+    # -- writing ------------------------------------------------------------------------------
+    def _reserve(self, messages: Sequence[ChatMessage], stored_count: int | None) -> list[dict[str, Any]]:
+        with self._lock:
+            if self._count is None:
+                self._count = stored_count or 0
+            rows = to_engine(messages, user_id=self.user_id, session_id=self.session_id, start=self._count)
+            self._count += len(rows)
+            return rows
+
+    def _needs_count(self) -> bool:
+        return self._count is None
+
+    def put(self, message: ChatMessage) -> None:
+        self.put_messages([message])
+
+    def put_messages(self, messages: list[ChatMessage]) -> None:
+        """Store messages in one engine batch (atomic, embedded together)."""
+        count = len(self._mem.get_session_messages(None, self.session_id)) if self._needs_count() else None
+        rows = self._reserve(messages, count)
+        if rows:
+            self._mem.add_messages(rows)
+
+    async def aput(self, message: ChatMessage) -> None:
+        await self.aput_messages([message])
+
+    async def aput_messages(self, messages: list[ChatMessage]) -> None:
+        count = len(await self._mem.aget_session_messages(None, self.session_id)) if self._needs_count() else None
+        rows = self._reserve(messages, count)
+        if rows:
+            await self._mem.aadd_messages(rows)
+
+    def _plan_set(self, messages: Sequence[ChatMessage], existing: Sequence[Message]) -> tuple[bool, list[dict[str, Any]]]:
+        """(clear first?, rows to add): a history that extends what is stored only appends."""
+        rows = to_engine(messages, user_id=self.user_id, session_id=self.session_id, start=0)
+        have = [m.message_id for m in existing]
+        if have == [r["message_id"] for r in rows[: len(have)]]:
+            return False, rows[len(have):]
+        return True, rows
+
+    def set(self, messages: list[ChatMessage]) -> None:
+        """Make the session's history ``messages``: appends when they extend the stored history,
+        else clears the session (and its summary) and stores them."""
+        clear, rows = self._plan_set(messages, self._mem.get_session_messages(None, self.session_id))
+        if clear:
+            self._mem.clear_session(None, self.session_id)
+        if rows:
+            self._mem.add_messages(rows)
+        with self._lock:
+            self._count = None  # recounted at the next put
+
+    async def aset(self, messages: list[ChatMessage]) -> None:
+        clear, rows = self._plan_set(messages, await self._mem.aget_session_messages(None, self.session_id))
+        if clear:
+            await self._mem.aclear_session(None, self.session_id)
+        if rows:
+            await self._mem.aadd_messages(rows)
+        with self._lock:
+            self._count = None
+
+    def reset(self) -> None:
+        """Delete the session's messages and summary (other sessions and user data stay)."""
+        self._mem.clear_session(None, self.session_id)
+        with self._lock:
+            self._count = 0
+
+    async def areset(self) -> None:
+        await self._mem.aclear_session(None, self.session_id)
+        with self._lock:
+            self._count = 0
+
+
+__all__ = ["LayeredChatMemory"]

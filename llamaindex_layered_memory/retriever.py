@@ -1,0 +1,90 @@
+"""``LayeredMemoryRetriever``: the engine's hybrid search as a LlamaIndex retriever.
+
+    retriever = LayeredMemoryRetriever(mem, user_id="u1", k=5, filters={"role": "user"})
+    nodes = retriever.retrieve("where does the user live?")
+    engine = RetrieverQueryEngine.from_args(retriever, llm=llm)
+
+Each hit becomes ``NodeWithScore(TextNode(id_=message_id, text=..., metadata=hit.meta), score)``.
+``aretrieve`` awaits the engine's async search (the base class would run the sync one on the loop).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from layered_memory import LayeredMemory, SearchResult
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.callbacks import CallbackManager
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+
+#: metadata the LLM sees next to each node's text (the rest stays on the node, out of the prompt)
+LLM_METADATA_KEYS = ("role", "date", "session_key", "author")
+
+
+class LayeredMemoryRetriever(BaseRetriever):
+    """Retrieve stored messages by hybrid (BM25 + dense), bm25 or dense search.
+
+    Args:
+        mem: the engine handle (a tenant handle, bound to ``user_id`` when given).
+        user_id: only this user's messages (an unbound handle searches the whole tenant).
+        k: results per query (1-100). filters: the engine's search filters (role, session_key,
+            chat_id, timestamp_from, timestamp_to, ...). route: hybrid | bm25 | dense.
+
+    Raises:
+        InvalidInputError: at construction, for a bad ``k``, ``route`` or filter.
+    """
+
+    def __init__(
+        self,
+        mem: LayeredMemory,
+        *,
+        user_id: str | None = None,
+        k: int = 5,
+        filters: Mapping[str, Any] | None = None,
+        route: str = "hybrid",
+        callback_manager: CallbackManager | None = None,
+        verbose: bool = False,
+    ) -> None:
+        if not isinstance(mem, LayeredMemory):
+            raise TypeError(
+                f"LayeredMemoryRetriever needs a layered_memory.LayeredMemory as mem, got {type(mem).__name__}; "
+                "build one with LayeredMemory.embedded(path)"
+            )
+        self._mem = mem.for_user(user_id) if user_id and mem.bound_user != user_id else mem
+        self._filters = dict(filters or {})
+        self._k = k
+        self._route = route
+        self._mem.plan_search("check", filters=self._filters, k=k, route=route)  # fail early, not at the first query
+        super().__init__(callback_manager=callback_manager, verbose=verbose)
+
+    @property
+    def mem(self) -> LayeredMemory:
+        return self._mem
+
+    def _nodes(self, result: SearchResult) -> list[NodeWithScore]:
+        out = []
+        for hit in result.hits:
+            metadata = {key: value for key, value in hit.meta.items() if value is not None and value != []}
+            metadata["snippet"] = hit.snippet
+            metadata["route_used"] = result.route_used
+            node = TextNode(
+                id_=hit.id,
+                text=hit.text,
+                metadata=metadata,
+                excluded_llm_metadata_keys=[key for key in metadata if key not in LLM_METADATA_KEYS],
+                excluded_embed_metadata_keys=list(metadata),
+            )
+            out.append(NodeWithScore(node=node, score=hit.score))
+        return out
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        result = self._mem.search(query_bundle.query_str, filters=self._filters, k=self._k, route=self._route)
+        return self._nodes(result)
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        result = await self._mem.asearch(query_bundle.query_str, filters=self._filters, k=self._k, route=self._route)
+        return self._nodes(result)
+
+
+__all__ = ["LayeredMemoryRetriever"]
