@@ -9,6 +9,7 @@ Tools never raise into the agent loop: bad input and failures come back as the s
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -24,6 +25,7 @@ NOT_CONFIGURED = "Qdrant memory search is not configured. Enable it in config to
 QUERY_REQUIRED = "Error: query_text is required and must be a non-empty string"
 SEARCH_ERROR = "Error searching memory: {}"
 NOTHING_FOUND = "No relevant messages found in memory."
+TOPIC_QUERY_REQUIRED = "Error: query is required and must be a non-empty string"
 MAX_LIMIT = 20
 
 
@@ -206,7 +208,7 @@ class TopicSearchInput(BaseModel):
 
 
 class TopicSearchTool(_MemoryTool):
-    """Seed 001's deep search: topics (titles, summaries, keywords) and their messages."""
+    """Seed 001's deep search: topics (titles, summaries, keywords) and their messages (artifact: ``to_dict()``)."""
 
     name: str = "topic_search"
     description: str = (
@@ -214,24 +216,22 @@ class TopicSearchTool(_MemoryTool):
         "key messages. Use it when the recent context is not enough to answer about something discussed before."
     )
     args_schema: type[BaseModel] = TopicSearchInput
+    response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
 
-    def _call(self, mem: LayeredMemory, query: str, chat_id: str | None, k: int) -> Any:
-        return mem.topics.topic_search(query, chat_id=chat_id, user_id=mem.bound_user, k=max(1, min(int(k), MAX_LIMIT)))
-
-    def _run(self, query: str = "", chat_id: str | None = None, k: int = 5, run_manager: CallbackManagerForToolRun | None = None) -> str:
+    def _run(self, query: str = "", chat_id: str | None = None, k: int = 5, run_manager: CallbackManagerForToolRun | None = None) -> tuple[str, dict[str, Any]]:
         mem = self._handle()
         if mem is None:
-            return NOT_CONFIGURED
+            return NOT_CONFIGURED, {"error": NOT_CONFIGURED}
         if not isinstance(query, str) or not query.strip():
-            return "Error: query is required and must be a non-empty string"
+            return TOPIC_QUERY_REQUIRED, {"error": TOPIC_QUERY_REQUIRED}
         try:
-            return self._call(mem, query, chat_id, k).to_text()
+            result = mem.topics.topic_search(query, chat_id=chat_id, user_id=mem.bound_user, k=max(1, min(int(k), MAX_LIMIT)))
+            return result.to_text(), result.to_dict()
         except Exception as exc:
-            return SEARCH_ERROR.format(exc)
+            message = SEARCH_ERROR.format(exc)
+            return message, {"error": message}
 
-    async def _arun(self, query: str = "", chat_id: str | None = None, k: int = 5, run_manager: AsyncCallbackManagerForToolRun | None = None) -> str:
-        import asyncio
-
+    async def _arun(self, query: str = "", chat_id: str | None = None, k: int = 5, run_manager: AsyncCallbackManagerForToolRun | None = None) -> tuple[str, dict[str, Any]]:
         return await asyncio.to_thread(self._run, query, chat_id, k)
 
 
