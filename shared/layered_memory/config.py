@@ -69,6 +69,55 @@ class ContextSettings(_Section):
     encoding: str = "o200k_base"
 
 
+class TopicSettings(_Section):
+    """Topic threading, mid-term summaries and the recent-message cache (seed 001, 2.3-3.2).
+
+    Similarities are cosines of the configured embedder rescaled by two anchors measured once per
+    embedder (unrelated sentence pairs -> 0, typical same-topic pairs -> 0.8), so the seed's 0.7 / 0.5
+    bands mean the same for every model; without an embedder, the share of the message's BM25 terms
+    the topic has already seen.
+    """
+
+    enabled: bool = True
+    assign_threshold: float = Field(0.7, gt=0, le=1)  # above: join the best topic
+    ambiguous_threshold: float = Field(0.5, ge=0, le=1)  # between: ask the chat model among the top candidates
+    candidates: int = Field(3, ge=1, le=10)
+    decision_messages: int = Field(5, ge=0, le=50)  # recent messages per candidate in the prompt
+    similarity_floor: float | None = Field(None, ge=-1, lt=1)  # cosine of unrelated texts; None: measured
+    similarity_topical: float | None = Field(None, gt=-1, le=1)  # cosine of same-topic texts; None: measured
+    continuity_seconds: float = Field(300.0, ge=0)  # the chat's latest topic gets a bonus within this gap
+    continuity_bonus: float = Field(0.15, ge=0, le=1)
+    min_terms: int = Field(3, ge=0)  # shorter messages (e.g. "ok", "好的") continue the latest topic
+    idle_timeout_seconds: float = Field(1800.0, gt=0)  # a topic idle this long closes (summary trigger)
+    summary_every_messages: int = Field(20, ge=2)  # new messages in a topic that trigger a summary
+    summary_interval_seconds: float | None = Field(None, gt=0)  # scheduled summaries of active topics
+    segment_messages: int = Field(30, ge=2)
+    summary_max_messages: int = Field(200, ge=2)
+    reply_chain_depth: int = Field(5, ge=1, le=50)
+    recall_max_messages: int = Field(20, ge=1, le=500)
+    recent_cache: str = "auto"  # "auto" (redis with a Redis RecordStore, else memory), "memory", "redis", "none"
+    recent_cache_size: int = Field(100, ge=1)
+    recent_cache_ttl_seconds: int = Field(86_400, ge=1)
+    profile_cache_ttl_seconds: float = Field(3_600.0, ge=0)
+    batch_size: int = Field(64, ge=1)
+
+    @model_validator(mode="after")
+    def _check(self) -> TopicSettings:
+        if self.ambiguous_threshold > self.assign_threshold:
+            raise ValueError(
+                f"ambiguous_threshold={self.ambiguous_threshold} must not exceed assign_threshold={self.assign_threshold}: "
+                "the model decides between the two; lower ambiguous_threshold"
+            )
+        if self.similarity_floor is not None and self.similarity_topical is not None and self.similarity_topical <= self.similarity_floor:
+            raise ValueError(
+                f"similarity_topical={self.similarity_topical} must exceed similarity_floor={self.similarity_floor}; "
+                "leave both unset to measure them from the embedder"
+            )
+        if self.recent_cache not in ("auto", "memory", "redis", "none"):
+            raise ValueError(f"recent_cache={self.recent_cache!r} must be one of auto, memory, redis, none")
+        return self
+
+
 class LayeredMemorySettings(BaseSettings):
     """All settings. Environment: ``LAYERED_MEMORY_<FIELD>`` and ``LAYERED_MEMORY_<SECTION>__<FIELD>``."""
 
@@ -83,3 +132,4 @@ class LayeredMemorySettings(BaseSettings):
     retrieval: RetrievalSettings = RetrievalSettings()
     memory: MemorySettings = MemorySettings()
     context: ContextSettings = ContextSettings()
+    topics: TopicSettings = TopicSettings()

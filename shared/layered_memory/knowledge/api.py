@@ -1,0 +1,250 @@
+"""``mem.knowledge``: the long-term tier (seed 001, 4): entities, relations, user profiles, graph queries.
+
+Extraction needs a chat model and runs off the write path: each topic summary (any trigger) queues
+an extraction job for the topic's messages not yet extracted; ``mem.process()`` (or the topic
+worker) runs the jobs, or call ``mem.knowledge.extract(topic_id)`` to run one now.
+
+    mem.knowledge.search_entities("Alice")            # name / description / vector match
+    mem.knowledge.get_profile("u1")                   # cached for profile_cache_ttl_seconds
+    mem.knowledge.query_graph("Alice", max_depth=2, relation_types=["works_at"])
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .._async import async_twins
+from ..context import MemoryLine
+from ..errors import InvalidInputError, NotFoundError
+from ..models import Message, check_id, iso, utcnow
+from ..retrieval.bm25 import BM25Scorer
+from ..retrieval.fusion import rrf
+from ..topics.store import TopicStore
+from .extract import ENTITY_TYPES, build_profile, extract_entities, extract_relations
+from .graph import KnowledgeStore, entity_id
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["Knowledge", "KnowledgeRuntime", "register_knowledge"]
+
+KG_JOBS = "kg_jobs"
+KG_STATE = "kg_state"
+KNOWLEDGE_OPS = ("extract_entities", "extract_relations", "build_profile")
+MAX_EXTRACT_MESSAGES = 100
+
+
+class KnowledgeRuntime:
+    def __init__(self, core: Any, topics: Any) -> None:
+        self.core = core
+        self.topics = topics  # the TopicRuntime: shares its usage meter and model caller
+        self.lock = threading.RLock()
+        self.profile_cache: dict[tuple[str, str], tuple[float, dict[str, Any] | None]] = {}
+
+    def on_summary(self, tenant: str, doc: dict[str, Any]) -> None:
+        if self.core.chat_model is not None:
+            self.core.records.put_docs(tenant, KG_JOBS, {doc["topic_id"]: {"summary_id": doc["summary_id"]}})
+
+    def process(self, mem: Any) -> dict[str, int]:
+        done = {"knowledge_jobs": 0}
+        if self.core.chat_model is None:
+            return done
+        with self.lock:
+            while True:
+                jobs = self.core.records.list_docs(mem.tenant_id, KG_JOBS, limit=50)
+                if not jobs:
+                    return done
+                for topic_id, _ in jobs:
+                    try:
+                        self.extract_topic(mem.tenant_id, topic_id)
+                    except Exception as exc:  # the model failed: the messages stay unextracted for the next run
+                        logger.warning("knowledge extraction of topic %s failed (%s: %s)", topic_id, type(exc).__name__, exc)
+                    self.core.records.delete_docs(mem.tenant_id, KG_JOBS, [topic_id])
+                    done["knowledge_jobs"] += 1
+
+    def extract_topic(self, tenant: str, topic_id: str) -> dict[str, int]:
+        records = self.core.records
+        state = records.get_docs(tenant, KG_STATE, [topic_id])[0] or {"extracted_seq": 0}
+        rows = TopicStore(records, tenant).members(topic_id, after_seq=state["extracted_seq"])[-MAX_EXTRACT_MESSAGES:]
+        msgs = [m for m in records.get_messages(tenant, [r["id"] for r in rows]) if m is not None]
+        if not msgs:
+            return {"entities": 0, "relations": 0, "superseded": 0, "profiles": 0}
+        stats = self.extract_messages(tenant, msgs)
+        records.put_docs(tenant, KG_STATE, {topic_id: {"extracted_seq": max(r["seq"] for r in rows)}})
+        return stats
+
+    def extract_messages(self, tenant: str, msgs: Sequence[Message]) -> dict[str, int]:
+        """Entities, relations and the authors' profiles from one batch of messages (one chat)."""
+        caller = self.topics.caller()
+        store = KnowledgeStore(self.core.records, tenant)
+        now = iso(utcnow())
+        authors = {m.message_id: m.user_id for m in msgs}
+        chat_id = msgs[0].chat_id
+        entities = extract_entities(msgs, caller)
+        vectors = None
+        if entities and self.core.embedder is not None:
+            try:
+                vectors = self.core.embedder.embed_documents([f"{e['entity_name']}: {e['description']}" for e in entities])
+            except Exception as exc:
+                logger.warning("embedding entities failed (%s)", type(exc).__name__)
+        store.upsert_entities(entities, now=now, chat_id=chat_id, authors=authors, vectors=vectors)
+        relations = extract_relations(msgs, entities, caller)
+        written, superseded = store.upsert_relations(relations, now=now, chat_id=chat_id, authors=authors)
+        profiles = 0
+        by_user: dict[str, list[Message]] = {}
+        for m in msgs:
+            if m.role == "user":
+                by_user.setdefault(m.user_id, []).append(m)
+        for user_id, own in by_user.items():
+            previous = store.profile(user_id)
+            new = build_profile(own[-1].user_name or user_id, own, previous["profile_text"] if previous else "", caller)
+            if new is not None:
+                store.update_profile(user_id, own[-1].user_name, new, now=now, sources=[m.message_id for m in own])
+                self.profile_cache.pop((tenant, user_id), None)
+                profiles += 1
+        logger.info("knowledge: %d entities, %d relations (%d superseded), %d profiles", len(entities), written, superseded, profiles)
+        return {"entities": len(entities), "relations": written, "superseded": superseded, "profiles": profiles}
+
+    def memory_source(self, mem: Any, user_id: str, session_id: str, text: str, vector: Any) -> list[MemoryLine]:
+        try:
+            kn = Knowledge(mem.for_user(user_id) if mem.bound_user is None else mem)
+            lines = kn.profile_lines(user_id)
+            for e in kn.search_entities(text, k=3, vector=vector):
+                if e["relevance"] <= 0:
+                    continue
+                facts = "; ".join(f"{r['source_name']} {r['type']} {r['target_name']}" for r in kn.query_graph(e["entity_name"], max_depth=1)["edges"][:3])
+                line = f"[fact] {e['entity_name']} ({e['entity_type']}): {e['description']}" + (f" | {facts}" if facts else "")
+                lines.append(MemoryLine(line, f"kg:{e['entity_id']}"))
+            return lines
+        except Exception as exc:
+            logger.warning("knowledge memory source failed (%s)", type(exc).__name__)
+            return []
+
+
+def register_knowledge(core: Any, topics: Any) -> KnowledgeRuntime:
+    rt = KnowledgeRuntime(core, topics)
+    topics.knowledge = rt
+    topics.summary_hooks.append(rt.on_summary)
+    core.processors.append(rt.process)
+    core.memory_sources.append(rt.memory_source)
+    return rt
+
+
+@async_twins
+class Knowledge:
+    """The long-term tier of one engine handle (tenant, optionally bound to a user)."""
+
+    _ASYNC = ("process", "extract", "search_entities", "get_profile", "query_graph", "relations")
+
+    def __init__(self, mem: Any) -> None:
+        from ..topics.api import register_topics
+
+        self.mem = mem
+        self.rt: KnowledgeRuntime = register_topics(mem._core).knowledge
+        self.store = KnowledgeStore(mem.records, mem.tenant_id)
+
+    def _visible(self, doc: dict[str, Any] | None) -> bool:
+        bound = self.mem.bound_user
+        return doc is not None and (not bound or bound in (doc.get("user_ids") or []))
+
+    @property
+    def usage(self) -> dict[str, dict[str, Any]]:
+        """Token usage of the extraction calls, per operation plus ``"total"``."""
+        return self.rt.topics.meter.snapshot(KNOWLEDGE_OPS)
+
+    def process(self) -> dict[str, int]:
+        return self.rt.process(self.mem)
+
+    def extract(self, topic_id: str) -> dict[str, int]:
+        """Extract entities, relations and profiles from the topic's messages not yet extracted, now."""
+        check_id("topic_id", topic_id)
+        if self.mem.chat_model is None:
+            raise InvalidInputError("chat_model", None, "knowledge extraction needs a chat model",
+                                    "pass chat_model= to LayeredMemory.embedded(...) / from_stores(...)")
+        if TopicStore(self.mem.records, self.mem.tenant_id).get([topic_id])[0] is None:
+            raise NotFoundError(f"topic_id={topic_id!r} does not exist; list topics with mem.topics.list(chat_id)")
+        with self.rt.lock:
+            return self.rt.extract_topic(self.mem.tenant_id, topic_id)
+
+    def search_entities(self, query: str, *, entity_types: Sequence[str] | None = None, k: int = 10,
+                        vector: Sequence[float] | None = None) -> list[dict[str, Any]]:
+        """Entities by name / description (BM25) and by vector when an embedder is set, fused (RRF)."""
+        if entity_types:
+            bad = [t for t in entity_types if t not in ENTITY_TYPES]
+            if bad:
+                raise InvalidInputError("entity_types", bad[0], f"must be one of {', '.join(ENTITY_TYPES)}", "fix the type")
+        docs = [d for d in self.store.all_entities() if self._visible(d) and (not entity_types or d["entity_type"] in entity_types)]
+        if not docs or not query.strip():
+            return []
+        analyzer = self.mem._core.analyzer
+        texts = [f"{d['entity_name']} {d['entity_name']} {d.get('description', '')}" for d in docs]
+        scorer = BM25Scorer([analyzer.terms(t) for t in texts])
+        idx, scores = scorer.top_k(analyzer.terms(query), max(k * 2, 10))
+        lexical = [docs[i]["entity_id"] for i, s in zip(idx.tolist(), scores.tolist()) if s > 0]
+        dense: list[str] = []
+        emb = self.mem.embedder
+        with_vec = [d for d in docs if d.get("vector")]
+        if emb is not None and with_vec:
+            q = np.asarray(vector if vector is not None else emb.embed_query(query), dtype=np.float32)
+            m = np.asarray([d["vector"] for d in with_vec], dtype=np.float32)
+            sims = (m @ q) / (np.linalg.norm(m, axis=1) * np.linalg.norm(q) + 1e-12)
+            order = np.argsort(-sims)[: max(k * 2, 10)]
+            dense = [with_vec[i]["entity_id"] for i in order.tolist() if sims[i] > 0]
+        by_id = {d["entity_id"]: d for d in docs}
+        fused = rrf([lexical, dense], k=self.mem.settings.retrieval.rrf_k, weights=[1.0, 0.5], limit=k)
+        return [{
+            "entity_id": i, "entity_name": by_id[i]["entity_name"], "entity_type": by_id[i]["entity_type"],
+            "description": by_id[i].get("description", ""), "sources": by_id[i].get("sources", []),
+            "relevance": round(s, 6),
+            "metadata": {"mentions": by_id[i].get("mentions"), "chat_ids": by_id[i].get("chat_ids"), "history": by_id[i].get("history", [])},
+        } for i, s in fused]
+
+    def get_profile(self, user_id: str | None = None) -> dict[str, Any] | None:
+        """The user's profile (profile_text, current and superseded preferences, traits), cached."""
+        uid = self.mem._user(user_id)
+        key = (self.mem.tenant_id, uid)
+        hit = self.rt.profile_cache.get(key)
+        if hit is not None and hit[0] > time.monotonic():
+            return hit[1]
+        doc = self.store.profile(uid)
+        ttl = self.mem.settings.topics.profile_cache_ttl_seconds
+        if ttl > 0:
+            self.rt.profile_cache[key] = (time.monotonic() + ttl, doc)
+        return doc
+
+    def profile_lines(self, user_id: str) -> list[MemoryLine]:
+        prof = self.get_profile(user_id)
+        if not prof:
+            return []
+        lines = []
+        if prof.get("profile_text"):
+            lines.append(MemoryLine(f"[profile] {prof['profile_text']}", f"profile:{user_id}"))
+        prefs = [f"{p['key']}={p['value']}" for p in prof.get("preferences", []) if p.get("status", "current") == "current"]
+        if prefs:
+            lines.append(MemoryLine(f"[preferences] {'; '.join(prefs[:10])}", f"prefs:{user_id}"))
+        return lines
+
+    def query_graph(self, entity_name: str, *, max_depth: int = 2, relation_types: Sequence[str] | None = None,
+                    direction: str = "out", include_superseded: bool = False) -> dict[str, list[dict[str, Any]]]:
+        """Nodes and edges reachable from the entity within ``max_depth`` hops (seed 4.2.3).
+
+        ``direction``: "out" (the seed's), "in" or "both". Superseded relations are left out unless asked for.
+        """
+        if direction not in ("out", "in", "both"):
+            raise InvalidInputError("direction", direction, "must be out, in or both", 'use direction="out"')
+        if not isinstance(max_depth, int) or not 0 <= max_depth <= 10:
+            raise InvalidInputError("max_depth", max_depth, "must be an integer from 0 to 10", "pass e.g. max_depth=2")
+        return self.store.walk(entity_id(entity_name), max_depth=max_depth, relation_types=relation_types, direction=direction,
+                               include_superseded=include_superseded, visible=self._visible)
+
+    def relations(self, entity_name: str, *, include_superseded: bool = True) -> list[dict[str, Any]]:
+        """Every relation touching the entity, current and (by default) superseded, newest first."""
+        eid = entity_id(entity_name)
+        rels = [r for r in self.store.relations(self.store.edges(eid, "both")) if self._visible(r)]
+        rels = [r for r in rels if include_superseded or r.get("status") != "superseded"]  # type: ignore[union-attr]
+        return sorted(rels, key=lambda r: r["update_time"], reverse=True)  # type: ignore[index]

@@ -1,0 +1,493 @@
+"""``mem.topics``: topic threading, short-term recall, mid-term summaries and the two searches.
+
+    mem = LayeredMemory.embedded("./memory", chat_model=llm)      # the model is optional
+    mem.add_message(message_id="m1", chat_id="c1", user_id="u1", content="Куда поедем летом?")
+    mem.process()                                   # threads queued messages, writes due summaries
+    mem.topics.topic_of("m1"); mem.topics.topic_search("отпуск", chat_id="c1").to_text()
+
+``register_topics(core)`` (called once by ``LayeredMemory.from_stores``) adds a write hook (enqueue
+durably in the RecordStore + the recent-message cache: milliseconds), a processor (threading,
+summary triggers, then the knowledge tier) and the context sources of the mid and long tiers.
+State lives in the RecordStore (``topics/store.py``), so any process can resume the work.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from qdrant_client import models
+
+from .._async import async_twins
+from ..context import MemoryLine
+from ..errors import InvalidInputError, NotFoundError
+from ..indexing import point_id
+from ..models import Message, SearchResult, Topic, TopicSummary, check_id, iso, parse_time, utcnow
+from ..retrieval.fusion import rrf
+from .cache import InProcessRecentCache, RecentCache, RedisRecentCache
+from .llm import ModelCaller, UsageMeter
+from .recall import MessageReader, short_term
+from .search import TopicHit, TopicSearchResult, fuse_topics, summary_hit
+from .store import TOPIC_MSGS, TopicStore, seq_key
+from .summaries import Summarizer, due_by_schedule
+from .threading import Threader, sweep_idle
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["Topics", "TopicRuntime", "register_topics"]
+
+TOPIC_OPS = ("topic_decision", "topic_title", "segment_summary", "merge_summary")
+
+
+def _make_cache(core: Any) -> RecentCache | None:
+    s = core.settings.topics
+    mode = s.recent_cache
+    client = getattr(core.records, "client", None)
+    if mode == "auto":
+        mode = "redis" if getattr(core.records, "backend", "") == "redis" and client is not None else "memory"
+    if mode == "none":
+        return None
+    if mode == "redis":
+        if client is None:
+            raise InvalidInputError(
+                "topics.recent_cache", "redis", "needs a Redis RecordStore (its client is shared)",
+                "use recent_cache='memory' or build the engine with LayeredMemory.from_urls(redis_url=...)",
+            )
+        return RedisRecentCache(client, prefix=getattr(core.records, "prefix", "lm"), size=s.recent_cache_size, ttl=s.recent_cache_ttl_seconds)
+    return InProcessRecentCache(s.recent_cache_size, s.recent_cache_ttl_seconds)
+
+
+class TopicRuntime:
+    """Per-engine state of the topic tier: settings, the usage meter, the cache, the worker."""
+
+    def __init__(self, core: Any) -> None:
+        self.core = core
+        self.settings = core.settings.topics
+        self.meter = UsageMeter()
+        self.cache = _make_cache(core)
+        self.lock = threading.RLock()  # one processing run at a time
+        self.worker: threading.Thread | None = None
+        self.stop_event = threading.Event()
+        self.last_schedule = 0.0
+        self.summary_hooks: list[Any] = []  # (tenant, summary doc) -> None, e.g. the knowledge tier's trigger
+
+    def caller(self) -> ModelCaller:
+        return ModelCaller(self.core.chat_model, self.meter, self.core.count_tokens)
+
+    def store(self, tenant: str) -> TopicStore:
+        return TopicStore(self.core.records, tenant)
+
+    def summarizer(self, tenant: str) -> Summarizer:
+        core = self.core
+        return Summarizer(
+            self.store(tenant), core.analyzer, self.settings, self.caller(), index=core.index, embedder=core.embedder,
+            encoder=core.indexer.encoder, collection=core.indexer.collection,
+        )
+
+    # -- the write hook: fast, durable ------------------------------------------------------------
+    def on_write(self, mem: Any, new: Sequence[Message]) -> None:
+        if not self.settings.enabled or not new:
+            return
+        self.store(mem.tenant_id).enqueue([(m.seq, m.message_id, m.chat_id) for m in new])
+        if self.cache is not None:
+            try:
+                self.cache.push(mem.tenant_id, new)
+            except Exception as exc:  # the cache only speeds reads up
+                logger.warning("recent cache push failed (%s: %s)", type(exc).__name__, exc)
+
+    # -- the processor -------------------------------------------------------------------------------
+    def process(self, mem: Any) -> dict[str, int]:
+        tenant = mem.tenant_id
+        done = {"threaded": 0, "topics_closed": 0, "topic_summaries": 0}
+        if not self.settings.enabled:
+            return done
+        with self.lock:
+            while True:
+                n = self.thread_batch(tenant)
+                done["threaded"] += n
+                if n == 0:
+                    break
+            store = self.store(tenant)
+            if self.settings.summary_interval_seconds and time.monotonic() - self.last_schedule >= min(60.0, self.settings.summary_interval_seconds):
+                self.last_schedule = time.monotonic()
+                now = utcnow()
+                done["topics_closed"] += sweep_idle(store, self.settings, now, self.core.analyzer, self.caller())
+                due = due_by_schedule(store.all_topics(), self.settings.summary_interval_seconds, now)
+                store.add_jobs({t: "schedule" for t in due if t not in dict(store.jobs())})
+            done["topic_summaries"] += self.run_jobs(tenant)
+        return done
+
+    def run_jobs(self, tenant: str) -> int:
+        store = self.store(tenant)
+        summarizer = self.summarizer(tenant)
+        n = 0
+        while True:
+            jobs = store.jobs(limit=100)
+            if not jobs:
+                return n
+            for topic_id, job in jobs:
+                doc = summarizer.summarize(topic_id, job.get("trigger", "manual"))
+                if doc is not None:
+                    n += 1
+                    for hook in self.summary_hooks:
+                        hook(tenant, doc)
+                store.done_jobs([topic_id])
+
+    def _vectors(self, tenant: str, msgs: Sequence[Message]) -> dict[str, list[float]]:
+        core = self.core
+        if core.embedder is None or not msgs:
+            return {}
+        vecs: dict[str, list[float]] = {}
+        if core.index is not None:
+            ids = [point_id(tenant, "message", m.message_id) for m in msgs]
+            try:
+                hits, _ = core.index.scroll(
+                    core.indexer.collection, filter=models.Filter(must=[models.HasIdCondition(has_id=ids)]),
+                    limit=len(ids), with_vectors=True,
+                )
+                vecs = {h.payload.get("message_id"): h.dense for h in hits if h.dense}
+            except Exception as exc:
+                logger.warning("reading message vectors failed (%s); embedding again", type(exc).__name__)
+        missing = [m for m in msgs if m.message_id not in vecs]
+        if missing:
+            try:
+                for m, v in zip(missing, core.embedder.embed_documents([m.content for m in missing])):
+                    vecs[m.message_id] = v
+            except Exception as exc:  # thread by terms
+                logger.warning("embedder failed (%s); threading %d messages by BM25 terms", type(exc).__name__, len(missing))
+        return vecs
+
+    def _unthreaded(self, tenant: str, msgs: Sequence[Message]) -> list[Message]:
+        """Leave out messages a stopped run already threaded (membership written): at least once, never twice."""
+        with_topic = [m for m in msgs if m.topic_id]
+        keys = [f"{m.topic_id}|{seq_key(m.seq)}" for m in with_topic]
+        done = {m.message_id for m, d in zip(with_topic, self.core.records.get_docs(tenant, TOPIC_MSGS, keys) if keys else []) if d}
+        return [m for m in msgs if m.message_id not in done]
+
+    def thread_batch(self, tenant: str) -> int:
+        """Thread the next batch of queued messages. Returns how many were threaded."""
+        core = self.core
+        store = self.store(tenant)
+        items = store.queued(self.settings.batch_size)
+        if not items:
+            return 0
+        ids = [d["message_id"] for _, d in items]
+        msgs = [m for m in core.records.get_messages(tenant, ids) if m is not None]
+        fresh = self._unthreaded(tenant, msgs)
+        vecs = self._vectors(tenant, fresh)
+        th = Threader(store, core.analyzer, self.settings, self.caller(), embedder=core.embedder)
+        for m in sorted(fresh, key=lambda m: m.seq or 0):
+            th.thread(m, vecs.get(m.message_id))
+        updated = []
+        for m in fresh:
+            topic_id = th.assigned.get(m.message_id)
+            if topic_id:
+                updated.append(m.model_copy(update={"topic_id": topic_id}))
+        with core.write_lock:
+            th.flush()
+            still = {m.message_id for m in core.records.get_messages(tenant, [m.message_id for m in updated]) if m is not None}
+            updated = [m for m in updated if m.message_id in still]  # deleted meanwhile: nothing to update
+            if updated:
+                core.records.update_messages(tenant, updated)
+            if core.index is not None:
+                by_topic: dict[str, list[str]] = {}
+                for m in updated:
+                    by_topic.setdefault(m.topic_id, []).append(point_id(tenant, "message", m.message_id))  # type: ignore[arg-type]
+                for topic_id, pids in by_topic.items():
+                    try:
+                        core.index.set_payload(core.indexer.collection, pids, {"topic_id": topic_id})
+                    except Exception as exc:  # not indexed yet: the indexer reads topic_id from the record
+                        logger.debug("set_payload topic_id failed (%s)", exc)
+            store.dequeue([k for k, _ in items])
+        if self.cache is not None and updated:
+            try:
+                self.cache.push(tenant, updated)
+            except Exception as exc:
+                logger.warning("recent cache push failed (%s: %s)", type(exc).__name__, exc)
+        logger.info("threaded %d messages of tenant %s", len(updated), tenant)
+        return len(items)
+
+    # -- context source (mid tier) -------------------------------------------------------------------
+    def memory_source(self, mem: Any, user_id: str, session_id: str, text: str, vector: Any) -> list[MemoryLine]:
+        if not self.settings.enabled:
+            return []
+        try:
+            hits = self.summarizer(mem.tenant_id).search(text, user_id=user_id, k=3, vector=vector)
+        except Exception as exc:
+            logger.warning("topic summary search failed (%s)", type(exc).__name__)
+            return []
+        return [MemoryLine(f"[topic: {p.get('title')}] {p.get('text')}", str(p.get("summary_id") or p.get("id"))) for p, _ in hits]
+
+
+def register_topics(core: Any) -> TopicRuntime:
+    """Add the topic and knowledge tiers to an engine core (idempotent)."""
+    for p in core.processors:
+        if isinstance(getattr(p, "__self__", None), TopicRuntime):
+            return p.__self__
+    rt = TopicRuntime(core)
+    core.write_hooks.append(rt.on_write)
+    core.processors.append(rt.process)
+    core.memory_sources.append(rt.memory_source)
+    from ..knowledge.api import register_knowledge
+
+    register_knowledge(core, rt)
+    return rt
+
+
+def _to_topic(doc: dict[str, Any]) -> Topic:
+    return Topic(
+        topic_id=doc["topic_id"], title=doc["title"], description=doc.get("description"), creator_id=doc["creator_id"],
+        chat_id=doc["chat_id"], keywords=doc.get("keywords") or None, topic_vector=doc.get("topic_vector"),
+        create_time=doc["create_time"], update_time=doc["update_time"], is_active=doc.get("is_active", True),
+        is_archived=doc.get("is_archived", False), message_count=doc.get("message_count", 0),
+    )
+
+
+def _to_summary(doc: dict[str, Any]) -> TopicSummary:
+    meta = {**(doc.get("metadata") or {}), "title": doc.get("title"), "chat_id": doc.get("chat_id"),
+            "keywords": doc.get("keywords"), "user_ids": doc.get("user_ids")}
+    return TopicSummary(
+        summary_id=doc["summary_id"], topic_id=doc["topic_id"], content=doc["content"], metadata=meta,
+        create_time=doc["create_time"], update_time=doc["update_time"], version=doc["version"],
+    )
+
+
+def _message_dict(m: Message) -> dict[str, Any]:
+    return {"message_id": m.message_id, "user_id": m.user_id, "user_name": m.user_name, "role": m.role,
+            "content": m.content, "create_time": iso(m.create_time), "reply_message_id": m.reply_message_id}
+
+
+@async_twins
+class Topics:
+    """The topic tier of one engine handle (tenant, optionally bound to a user)."""
+
+    _ASYNC = ("process", "get", "list", "messages", "topic_of", "recall", "summarize", "summary", "summaries",
+              "search_summaries", "quick_search", "topic_search", "close_idle")
+
+    def __init__(self, mem: Any) -> None:
+        self.mem = mem
+        self.rt = register_topics(mem._core)
+        self.store = self.rt.store(mem.tenant_id)
+
+    def _visible(self, doc: dict[str, Any] | None) -> bool:
+        bound = self.mem.bound_user
+        return doc is not None and (not bound or bound in (doc.get("user_ids") or []))
+
+    def _topic_doc(self, topic_id: str) -> dict[str, Any]:
+        check_id("topic_id", topic_id)
+        doc = self.store.get([topic_id])[0]
+        if not self._visible(doc):
+            raise NotFoundError(f"topic_id={topic_id!r} does not exist in tenant {self.mem.tenant_id!r}; list topics with mem.topics.list(chat_id)")
+        return doc  # type: ignore[return-value]
+
+    @property
+    def usage(self) -> dict[str, dict[str, Any]]:
+        """Token usage of the topic tier's model calls, per operation plus ``"total"``."""
+        return self.rt.meter.snapshot(TOPIC_OPS)
+
+    @property
+    def cache(self) -> RecentCache | None:
+        return self.rt.cache
+
+    def pending(self) -> int:
+        """Messages queued for threading."""
+        return self.store.queue_size()
+
+    def process(self) -> dict[str, int]:
+        """Thread queued messages and write due summaries (also run by ``mem.process()``)."""
+        return self.rt.process(self.mem)
+
+    # -- topics -----------------------------------------------------------------------------------
+    def get(self, topic_id: str) -> Topic:
+        """Raises NotFoundError for an unknown (or, for a bound handle, foreign) topic."""
+        return _to_topic(self._topic_doc(topic_id))
+
+    def list(self, chat_id: str, *, active_only: bool = False) -> list[Topic]:
+        """The chat's topics, oldest first."""
+        check_id("chat_id", chat_id)
+        if active_only:
+            docs = [d for d in self.store.get(self.store.active_ids(chat_id)) if d and d.get("is_active")]
+        else:
+            docs = self.store.all_topics(chat_id=chat_id)
+        docs = [d for d in docs if self._visible(d)]
+        docs.sort(key=lambda d: (d["create_time"], d.get("first_seq", 0)))
+        return [_to_topic(d) for d in docs]
+
+    def topic_of(self, message_id: str) -> str | None:
+        """The topic a message was threaded into (None while it waits in the queue)."""
+        m = self.mem.get_messages([message_id])[0]
+        return m.topic_id if m is not None else None
+
+    def messages(self, topic_id: str, *, start: datetime | str | None = None, end: datetime | str | None = None, limit: int = 100) -> list[Message]:
+        """The topic's original messages, optionally within a time range, oldest first (seed 3.4.2)."""
+        self._topic_doc(topic_id)
+        s = parse_time("start", start) if start is not None else None
+        e = parse_time("end", end) if end is not None else None
+        rows = self.store.members(topic_id, start=s, end=e)[:limit]
+        reader = MessageReader(self.mem.records, self.mem.tenant_id, self.rt.cache)
+        msgs = [m for m in reader.get([r["id"] for r in rows]) if m is not None]
+        return msgs
+
+    def close_idle(self, now: datetime | str | None = None) -> int:
+        """Close topics idle at ``now`` (wall clock by default) and queue their summaries."""
+        when = parse_time("now", now) if now is not None else utcnow()
+        with self.rt.lock:
+            return sweep_idle(self.store, self.rt.settings, when, self.mem._core.analyzer, self.rt.caller())
+
+    # -- short-term recall ----------------------------------------------------------------------------
+    def recent(self, chat_id: str, limit: int = 20) -> list[Message]:
+        """The chat's latest messages from the recent-message cache (empty without one)."""
+        cache = self.rt.cache
+        msgs = cache.recent(self.mem.tenant_id, chat_id, limit) if cache is not None else []
+        return [m for m in msgs if not self.mem.bound_user or m.user_id == self.mem.bound_user]
+
+    def recall(self, message: str | Message, *, max_messages: int | None = None) -> list[Message]:
+        """Seed 2.4.3 for a stored message (or its id): reply chain (depth ``reply_chain_depth``), the topic's
+        messages, then the chat's latest to fill up; chronological, at most ``max_messages``."""
+        reader = MessageReader(self.mem.records, self.mem.tenant_id, self.rt.cache)
+        if isinstance(message, str):
+            found = self.mem.get_messages([message])[0]
+            if found is None:
+                raise NotFoundError(f"message_id={message!r} is not stored; add it with mem.add_message first")
+            message = found
+        s = self.rt.settings
+        bound = self.mem.bound_user
+        return short_term(
+            reader, self.store, message, max_messages=max_messages or s.recall_max_messages, max_depth=s.reply_chain_depth,
+            visible=(lambda m: m.user_id == bound) if bound else None,
+        )
+
+    # -- summaries --------------------------------------------------------------------------------------
+    def summarize(self, topic_id: str) -> TopicSummary | None:
+        """Write a new summary version now (the manual trigger)."""
+        self._topic_doc(topic_id)
+        with self.rt.lock:
+            doc = self.rt.summarizer(self.mem.tenant_id).summarize(topic_id, "manual")
+            if doc is not None:
+                for hook in self.rt.summary_hooks:
+                    hook(self.mem.tenant_id, doc)
+        return _to_summary(doc) if doc else None
+
+    def summary(self, topic_id: str) -> TopicSummary | None:
+        doc = self._topic_doc(topic_id)
+        latest = self.store.latest_summaries([doc]).get(topic_id)
+        return _to_summary(latest) if latest else None
+
+    def summaries(self, topic_id: str) -> list[TopicSummary]:
+        """Every version, oldest first."""
+        self._topic_doc(topic_id)
+        return [_to_summary(d) for d in self.store.summaries(topic_id)]
+
+    def _user_filter(self, user_id: str | None) -> str | None:
+        if user_id is not None:
+            check_id("user_id", user_id)
+        return self.mem._user(user_id) if (user_id or self.mem.bound_user) else None
+
+    def search_summaries(self, query: str, *, chat_id: str | None = None, user_id: str | None = None, k: int = 5) -> list[Any]:
+        """Topic summaries by keyword + vector, fused (seed 3.3.3). Returns SearchHits (``meta.kind="topic_summary"``)."""
+        uid = self._user_filter(user_id)
+        hits = self.rt.summarizer(self.mem.tenant_id).search(query, chat_id=chat_id, user_id=uid, k=k)
+        return [summary_hit(p, s) for p, s in hits]
+
+    # -- the two searches of seed 1.1 ----------------------------------------------------------------------
+    def quick_search(self, query: str, *, chat_id: str | None = None, user_id: str | None = None, k: int = 5) -> SearchResult:
+        """Fast hybrid search over messages and topic summaries, fused by RRF (the default context source)."""
+        t0 = time.perf_counter()
+        uid = self._user_filter(user_id)
+        filters: dict[str, Any] = {"kind": "message"}
+        if chat_id:
+            filters["chat_id"] = chat_id
+        if uid:
+            filters["user_id"] = uid
+        msg_res = self.mem.search(query, filters=filters, k=k)
+        sums = self.search_summaries(query, chat_id=chat_id, user_id=uid, k=k)
+        by_id = {h.id: h for h in [*msg_res.hits, *sums]}
+        fused = rrf([[h.id for h in msg_res.hits], [h.id for h in sums]], k=self.mem.settings.retrieval.rrf_k, limit=k)
+        hits = [by_id[i].model_copy(update={"score": s}) for i, s in fused]
+        return SearchResult(
+            hits=hits, total_found=len(by_id), route_used=msg_res.route_used, fallback_reason=msg_res.fallback_reason,
+            queries=msg_res.queries, timings={**msg_res.timings, "total": round((time.perf_counter() - t0) * 1000, 3)},
+        )
+
+    def topic_search(
+        self, query: str, *, chat_id: str | None = None, user_id: str | None = None, k: int = 5, messages_per_topic: int = 5,
+    ) -> TopicSearchResult:
+        """Deep search: topics ranked by their summaries and their messages, each with its summary and messages."""
+        t0 = time.perf_counter()
+        uid = self._user_filter(user_id)
+        sums = self.rt.summarizer(self.mem.tenant_id).search(query, chat_id=chat_id, user_id=uid, k=max(k * 2, 10))
+        filters: dict[str, Any] = {"kind": "message"}
+        if chat_id:
+            filters["chat_id"] = chat_id
+        if uid:
+            filters["user_id"] = uid
+        msg_res = self.mem.search(query, filters=filters, k=50)
+        timings = {"search": round((time.perf_counter() - t0) * 1000, 3)}
+        msg_topics: list[str] = []
+        hits_by_topic: dict[str, list[str]] = {}
+        for h in msg_res.hits:
+            tid = h.meta.get("topic_id")
+            if tid:
+                hits_by_topic.setdefault(tid, []).append(h.id)
+                if tid not in msg_topics:
+                    msg_topics.append(tid)
+        ranked = fuse_topics([p["topic_id"] for p, _ in sums], msg_topics, k * 2, self.mem.settings.retrieval.rrf_k)
+        docs = {d["topic_id"]: d for d in self.store.get([t for t, _ in ranked]) if d is not None}
+        latest = self.store.latest_summaries(list(docs.values()))
+        reader = MessageReader(self.mem.records, self.mem.tenant_id, self.rt.cache)
+        out: list[TopicHit] = []
+        for tid, score in ranked:
+            doc = docs.get(tid)
+            if doc is None or not self._visible(doc) or (uid and uid not in doc.get("user_ids", [])):
+                continue
+            want = list(dict.fromkeys(hits_by_topic.get(tid, [])))[:messages_per_topic]
+            if len(want) < messages_per_topic:
+                rows = self.store.members(tid)
+                for r in reversed(rows):
+                    if len(want) >= messages_per_topic:
+                        break
+                    if r["id"] not in want and (not self.mem.bound_user or r.get("u") == self.mem.bound_user):
+                        want.append(r["id"])
+            msgs = sorted((m for m in reader.get(want) if m is not None), key=lambda m: (m.create_time, m.seq or 0))
+            summ = latest.get(tid)
+            out.append(TopicHit(
+                topic_id=tid, title=doc["title"], chat_id=doc["chat_id"], score=score,
+                summary=summ["content"] if summ else None, summary_version=int(doc.get("summary_version") or 0),
+                keywords=list((doc.get("keywords") or {}).keys()), start_time=doc["create_time"], end_time=doc["update_time"],
+                message_count=doc.get("message_count", 0), is_active=doc.get("is_active", True),
+                messages=[_message_dict(m) for m in msgs],
+            ))
+            if len(out) >= k:
+                break
+        timings["total"] = round((time.perf_counter() - t0) * 1000, 3)
+        return TopicSearchResult(query=query, topics=out, timings=timings)
+
+    # -- background worker ---------------------------------------------------------------------------------
+    def start(self, interval: float = 5.0) -> None:
+        """Run ``mem.process()`` every ``interval`` seconds in a daemon thread (until ``stop()``)."""
+        rt = self.rt
+        if rt.worker is not None and rt.worker.is_alive():
+            return
+        rt.stop_event.clear()
+        mem = type(self.mem)(self.mem._core, self.mem.tenant_id)
+
+        def loop() -> None:
+            while not rt.stop_event.wait(interval):
+                try:
+                    mem.process()
+                except Exception:
+                    logger.exception("background topic processing failed")
+
+        rt.worker = threading.Thread(target=loop, name="layered-memory-topics", daemon=True)
+        rt.worker.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        rt = self.rt
+        rt.stop_event.set()
+        if rt.worker is not None:
+            rt.worker.join(timeout)
+            rt.worker = None

@@ -1,0 +1,262 @@
+"""Mid-term memory (seed 001, 3): versioned topic summaries, keywords, and search over them.
+
+Triggers (each queues a job in ``topic_jobs``; ``process()`` writes the summaries): a topic closing
+after ``idle_timeout_seconds`` ("idle"), ``summary_every_messages`` new messages ("count"), active
+topics with new messages every ``summary_interval_seconds`` ("schedule"), and ``summarize(topic_id)``
+("manual").
+
+Generation (3.2.2): the topic's messages (the newest ``summary_max_messages``; the previous version
+stands in for older ones) -> segments of ``segment_messages`` (also cut at long pauses) -> one
+summary per segment -> merged into one. If the model fails or none is configured, the simple
+summary is extractive: the most central sentences, quoted, so it keeps the users' language.
+Every run writes a new version; older versions stay in the RecordStore. The newest version is
+indexed as one point (``kind="topic_summary"``) in the engine's collection, with BM25 over title,
+keywords and text and the dense vector of the text, so keyword and vector search fuse in one query.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+from qdrant_client import models
+
+from ..config import TopicSettings
+from ..indexing import point_id
+from ..models import Message, iso, parse_time, utcnow
+from ..retrieval.analyzer import Analyzer
+from ..retrieval.bm25 import BM25Encoder, BM25Scorer
+from ..stores.base import VectorPoint
+from ..summary import extractive_summary
+from .llm import ModelCaller
+from .store import TopicStore
+from .threading import surface_keywords
+
+logger = logging.getLogger(__name__)
+
+KIND = "topic_summary"
+SEGMENT_GAP = timedelta(hours=1)
+
+SEGMENT_PROMPT = """Summarize this part of a conversation on the topic "{title}" for an assistant's long memory.
+Write in the same language the participants use (do not translate). Keep names, facts, numbers,
+decisions, preferences and open questions; drop greetings and filler. At most {max_words} words.
+
+Messages:
+{messages}
+
+Summary:"""
+
+MERGE_PROMPT = """Merge these partial summaries of one conversation topic "{title}" into one summary.
+Write in the same language as the partial summaries (do not translate). Keep every fact, name, number
+and decision; remove repetition. At most {max_words} words.
+
+Partial summaries:
+{parts}
+
+Summary:"""
+
+
+def _speaker(m: Message) -> str:
+    return (m.user_name or m.user_id) if m.role == "user" else m.role
+
+
+def segment_messages(messages: Sequence[Message], size: int, gap: timedelta = SEGMENT_GAP) -> list[list[Message]]:
+    """Chunks of at most ``size`` messages, also cut where the conversation paused longer than ``gap``."""
+    segments: list[list[Message]] = []
+    for m in messages:
+        if not segments or len(segments[-1]) >= size or m.create_time - segments[-1][-1].create_time > gap:
+            segments.append([])
+        segments[-1].append(m)
+    return segments
+
+
+def _words_for(n_messages: int) -> int:
+    return min(250, 40 + 8 * n_messages)
+
+
+def llm_topic_summary(title: str, segments: Sequence[Sequence[Message]], previous: str, caller: ModelCaller) -> str:
+    parts = [previous] if previous else []
+    for seg in segments:
+        convo = "\n".join(f"{_speaker(m)}: {m.content}" for m in seg)
+        text = caller.call(SEGMENT_PROMPT.format(title=title, max_words=_words_for(len(seg)), messages=convo), operation="segment_summary")
+        if not text.strip():
+            raise ValueError("the chat model returned an empty segment summary")
+        parts.append(text.strip())
+    if len(parts) == 1:
+        return parts[0]
+    merged = caller.call(
+        MERGE_PROMPT.format(title=title, max_words=250, parts="\n\n".join(f"- {p}" for p in parts)), operation="merge_summary"
+    )
+    if not merged.strip():
+        raise ValueError("the chat model returned an empty merged summary")
+    return merged.strip()
+
+
+def simple_summary(previous: str, messages: Sequence[Message], analyzer: Analyzer) -> str:
+    """The fallback: extractive, in the users' own words (and language)."""
+    return extractive_summary(previous, messages, analyzer, max_sentences=6)
+
+
+class Summarizer:
+    """Writes summary versions for one tenant and keeps their points in the index."""
+
+    def __init__(
+        self, store: TopicStore, analyzer: Analyzer, settings: TopicSettings, caller: ModelCaller, *,
+        index: Any = None, embedder: Any = None, encoder: BM25Encoder | None = None, collection: str = "",
+    ) -> None:
+        self.store = store
+        self.analyzer = analyzer
+        self.settings = settings
+        self.caller = caller
+        self.index = index
+        self.embedder = embedder
+        self.encoder = encoder
+        self.collection = collection
+
+    def _messages(self, topic: dict[str, Any]) -> tuple[list[Message], int]:
+        rows = self.store.members(topic["topic_id"])
+        total = len(rows)
+        rows = rows[-self.settings.summary_max_messages :]
+        ids = [r["id"] for r in rows]
+        msgs = [m for m in self.store.records.get_messages(self.store.tenant, ids) if m is not None]
+        msgs.sort(key=lambda m: (m.create_time, m.seq or 0))
+        return msgs, total
+
+    def summarize(self, topic_id: str, trigger: str = "manual") -> dict[str, Any] | None:
+        """Write a new summary version of the topic. Returns the summary document (None: no messages)."""
+        topic = self.store.get([topic_id])[0]
+        if topic is None:
+            return None
+        msgs, total = self._messages(topic)
+        if not msgs:
+            logger.warning("topic %s has no messages to summarize", topic_id)
+            return None
+        previous = ""
+        if total > len(msgs) and topic.get("summary_version"):
+            prev = self.store.latest_summaries([topic]).get(topic_id)
+            previous = prev["content"] if prev else ""
+        t0 = time.perf_counter()
+        method = "llm"
+        if self.caller.available:
+            try:
+                content = llm_topic_summary(topic["title"], segment_messages(msgs, self.settings.segment_messages), previous, self.caller)
+            except Exception as exc:
+                logger.warning("topic summary model failed (%s); using the simple summary", type(exc).__name__)
+                content, method = simple_summary(previous, msgs, self.analyzer), "simple"
+        else:
+            content, method = simple_summary(previous, msgs, self.analyzer), "simple"
+        keywords = surface_keywords([m.content for m in msgs], self.analyzer, k=10)
+        now = utcnow()
+        version = int(topic.get("summary_version") or 0) + 1
+        doc = {
+            "summary_id": f"s-{uuid.uuid4().hex[:16]}", "topic_id": topic_id, "chat_id": topic["chat_id"],
+            "title": topic["title"], "content": content, "version": version,
+            "create_time": iso(now), "update_time": iso(now), "keywords": keywords,
+            "user_ids": sorted({m.user_id for m in msgs} | set(topic.get("user_ids") or [])),
+            "metadata": {
+                "generation_method": method, "trigger": trigger, "message_count": total,
+                "start_time": iso(msgs[0].create_time), "end_time": iso(msgs[-1].create_time),
+                "first_message_id": msgs[0].message_id, "last_message_id": msgs[-1].message_id,
+                "participants": sorted({_speaker(m) for m in msgs}), "seconds": round(time.perf_counter() - t0, 4),
+            },
+        }
+        self.store.put_summary(doc)
+        topic.update({
+            "summary_version": version, "covered_count": total, "covered_seq": max(m.seq or 0 for m in msgs),
+            "last_summary_time": iso(now), "keywords": keywords,
+        })
+        self.store.put([topic])
+        self.index_summaries([doc])
+        logger.info("topic summary v%d of %s (%s, trigger %s)", version, topic_id, method, trigger)
+        return doc
+
+    # -- index ------------------------------------------------------------------------------------
+    def _text(self, doc: dict[str, Any]) -> str:
+        return f"{doc['title']}\n{' '.join(doc.get('keywords') or {})}\n{doc['content']}"
+
+    def index_summaries(self, docs: Sequence[dict[str, Any]]) -> None:
+        if self.index is None or not docs:
+            return
+        dense = None
+        if self.embedder is not None:
+            try:
+                dense = self.embedder.embed_documents([f"{d['title']}. {d['content']}" for d in docs])
+            except Exception as exc:
+                logger.warning("embedding topic summaries failed (%s); indexed for BM25 only", type(exc).__name__)
+        points = []
+        for i, d in enumerate(docs):
+            payload = {
+                "tenant": self.store.tenant, "kind": KIND, "id": d["summary_id"], "summary_id": d["summary_id"],
+                "topic_id": d["topic_id"], "chat_id": d["chat_id"], "user_ids": list(d.get("user_ids") or []),
+                "title": d["title"], "text": d["content"], "version": d["version"], "timestamp": d["update_time"],
+                "lang": self.analyzer.detect_lang(d["content"]), "keywords": list(d.get("keywords") or {}),
+            }
+            terms = self.analyzer.terms(self._text(d))
+            points.append(VectorPoint(
+                id=point_id(self.store.tenant, KIND, d["topic_id"]), payload=payload,
+                dense=dense[i] if dense is not None else None,
+                sparse=self.encoder.document(terms, update=False) if self.encoder is not None else None,
+            ))
+        self.index.upsert(self.collection, points)
+
+    def search(
+        self, query: str, *, chat_id: str | None = None, user_id: str | None = None, k: int = 5,
+        vector: Sequence[float] | None = None, topic_ids: Sequence[str] | None = None,
+    ) -> list[tuple[dict[str, Any], float]]:
+        """Latest summaries matching ``query``: BM25 and dense fused by RRF in the index (3.3.3),
+        or BM25 over the stored summaries without one. Returns (payload-like doc, score), best first."""
+        if self.index is not None:
+            must: list[Any] = [
+                models.FieldCondition(key="tenant", match=models.MatchValue(value=self.store.tenant)),
+                models.FieldCondition(key="kind", match=models.MatchValue(value=KIND)),
+            ]
+            if chat_id:
+                must.append(models.FieldCondition(key="chat_id", match=models.MatchValue(value=chat_id)))
+            if user_id:
+                must.append(models.FieldCondition(key="user_ids", match=models.MatchValue(value=user_id)))
+            if topic_ids:
+                must.append(models.FieldCondition(key="topic_id", match=models.MatchAny(any=list(topic_ids))))
+            sparse = self.encoder.query(self.analyzer.terms(query)) if self.encoder is not None else None
+            if vector is None and self.embedder is not None:
+                try:
+                    vector = self.embedder.embed_query(query)
+                except Exception as exc:
+                    logger.warning("embedder failed (%s); summary search uses BM25 only", type(exc).__name__)
+            if vector is None and (sparse is None or not sparse.indices):
+                return []
+            hits = self.index.query(
+                self.collection, dense=vector, sparse=sparse if sparse is not None and sparse.indices else None,
+                filter=models.Filter(must=must), limit=k,
+            )
+            return [(h.payload, h.score) for h in hits]
+        return self._scan(query, chat_id=chat_id, user_id=user_id, k=k, topic_ids=topic_ids)
+
+    def _scan(self, query: str, *, chat_id: str | None, user_id: str | None, k: int,
+              topic_ids: Sequence[str] | None) -> list[tuple[dict[str, Any], float]]:
+        topics = [t for t in self.store.all_topics(chat_id=chat_id) if t.get("summary_version")]
+        if topic_ids:
+            wanted = set(topic_ids)
+            topics = [t for t in topics if t["topic_id"] in wanted]
+        docs = [d for d in self.store.latest_summaries(topics).values() if not user_id or user_id in d.get("user_ids", [])]
+        if not docs:
+            return []
+        scorer = BM25Scorer([self.analyzer.terms(self._text(d)) for d in docs])
+        idx, scores = scorer.top_k(self.analyzer.terms(query), k)
+        return [({**docs[i], "text": docs[i]["content"], "id": docs[i]["summary_id"]}, float(s))
+                for i, s in zip(idx.tolist(), scores.tolist()) if s > 0]
+
+
+def due_by_schedule(topics: Sequence[dict[str, Any]], interval: float, now: Any) -> list[str]:
+    """Active topics with unsummarized messages whose last summary (or creation) is older than ``interval``."""
+    out = []
+    for t in topics:
+        if not t.get("is_active") or t.get("message_count", 0) <= t.get("covered_count", 0):
+            continue
+        since = parse_time("t", t.get("last_summary_time") or t["create_time"])
+        if (now - since).total_seconds() >= interval:
+            out.append(t["topic_id"])
+    return out
