@@ -456,6 +456,23 @@ def test_sparse_only_collection(kind, tmp_path):
     index.close()
 
 
+@pytest.mark.parametrize("kind", BACKENDS)
+def test_idf_counts_only_points_with_a_sparse_vector(kind, tmp_path):
+    """IDF's N is the number of points that have a ``bm25`` vector, not all points (same on both backends)."""
+    index = make_index(kind, tmp_path)
+    index.ensure_collection("mix", dense_dim=4)
+    pid = [str(uuid.UUID(int=i)) for i in range(1, 5)]
+    index.upsert("mix", [
+        VectorPoint(pid[0], {}, dense=[1, 0, 0, 0], sparse=SparseVector([1, 2], [1.0, 1.0])),
+        VectorPoint(pid[1], {}, sparse=SparseVector([2], [1.0])),
+        VectorPoint(pid[2], {}, dense=[0, 1, 0, 0]),
+        VectorPoint(pid[3], {}, dense=[0, 1, 1, 0]),
+    ])
+    (hit,) = index.query("mix", sparse=SparseVector([1], [1.0]))
+    assert hit.id == pid[0] and math.isclose(hit.score, math.log(1 + 1.5 / 1.5), rel_tol=1e-5)  # N=2, n=1
+    index.close()
+
+
 # -- Edge only: persistence and the one-opener rule ------------------------------------------------------------
 
 
