@@ -1,0 +1,44 @@
+"""Providers: the Embedder and ChatModel protocols, local and HTTP embedders, token counting,
+and wrappers for LangChain / LlamaIndex objects. Re-exports only; nothing loads at import time."""
+
+from .base import ChatModel, Embedder
+from .local import DEFAULT_LOCAL_EMBEDDER, E5Embedder, USEEmbedder, default_embedder
+from .openai_compat import (
+    EmbedderStats,
+    EmbeddingHTTPError,
+    EmbeddingInputRejected,
+    OpenAICompatibleEmbedder,
+)
+from .tokens import (
+    DEFAULT_ENCODING,
+    TokenCounter,
+    approximate_token_count,
+    count_tokens,
+    get_token_counter,
+    truncate_to_tokens,
+)
+from .wrappers import ChatUsage, OperationUsage, UsageCountingChatModel, as_chat_model, as_embedder
+
+__all__ = [
+    "approximate_token_count",
+    "as_chat_model",
+    "as_embedder",
+    "ChatModel",
+    "ChatUsage",
+    "count_tokens",
+    "default_embedder",
+    "DEFAULT_ENCODING",
+    "DEFAULT_LOCAL_EMBEDDER",
+    "E5Embedder",
+    "Embedder",
+    "EmbedderStats",
+    "EmbeddingHTTPError",
+    "EmbeddingInputRejected",
+    "get_token_counter",
+    "OpenAICompatibleEmbedder",
+    "OperationUsage",
+    "TokenCounter",
+    "truncate_to_tokens",
+    "UsageCountingChatModel",
+    "USEEmbedder",
+]
