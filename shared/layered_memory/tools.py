@@ -246,7 +246,7 @@ async def aqdrant_search_memory(mem: LayeredMemory | None, query_text: Any, limi
 
 # -- search (seed 003) ---------------------------------------------------------------------------
 def _search_error(route: Any, exc: BaseException) -> dict[str, Any]:
-    return {"hits": [], "total_found": 0, "route_used": route if isinstance(route, str) else "hybrid", "error": str(exc)}
+    return {"hits": [], "total_found": 0, "route_used": route if isinstance(route, str) else "hybrid", "error": search_error(exc)}
 
 
 def _search_args(queries: Any, filters: Any, k: Any, route: Any, query: Any) -> tuple[Any, dict[str, Any], int, str]:
@@ -267,7 +267,7 @@ def search_tool(
 
     When a hybrid search fails (not for bad input) it is retried with bm25 and ``fallback_reason``
     says why. Bad input or a failed search give ``{"hits": [], "total_found": 0, "route_used": ...,
-    "error": "<field=value: rule; fix>"}``: never raises.
+    "error": "Error searching memory: <field=value: rule; fix>"}``: never raises.
     """
     try:
         qs, flt, n, rt = _search_args(queries, filters, k, route, query)

@@ -147,9 +147,9 @@ def test_search_tool_shape_and_errors(mem) -> None:
     hybrid = search_tool(mem, "docker")  # no embedder: the engine falls back and says why
     assert hybrid["route_used"] == "bm25" and hybrid["fallback_reason"]
     err = search_tool(mem, "docker", k=500)
-    assert err["hits"] == [] and err["total_found"] == 0 and err["error"].startswith("k=500: must be an integer from 1 to 100")
-    assert search_tool(mem, None)["error"].startswith("queries=None")
-    assert search_tool(mem, "x", route="fuzzy")["error"].startswith("route='fuzzy'")
+    assert err["hits"] == [] and err["total_found"] == 0 and err["error"].startswith("Error searching memory: k=500: must be an integer from 1 to 100")
+    assert search_tool(mem, None)["error"].startswith("Error searching memory: queries=None")
+    assert search_tool(mem, "x", route="fuzzy")["error"].startswith("Error searching memory: route='fuzzy'")
 
 
 def test_search_tool_falls_back_to_bm25_when_hybrid_fails() -> None:
