@@ -9,8 +9,8 @@ Before every model call it assembles ``get_context_for_user`` (seed 002 order) a
 the summary, user data and relevant-memory blocks appended to the system message, and the stored
 short-term window in front of the state's messages (messages already in the state, matched by id,
 are not repeated, so it works with and without a checkpointer). After every model call it stores the
-current turn (from the last human message on: the input, tool calls, tool results, the answer);
-writes are idempotent by message id. The state itself is never modified.
+current turn (from the last human message on: the input and the answers; tool calls and results
+with ``save_tool_messages=True``); writes are idempotent by message id. The state itself is never modified.
 
 The user and session of a run come from, in order: ``runtime.context`` (``user_id``, ``session_id``
 attribute or key), ``config["configurable"]`` (``user_id``, ``session_id``, else ``thread_id``),
@@ -24,7 +24,7 @@ from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware
 from langchain.agents.middleware.types import ModelRequest
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from layered_memory import LayeredMemory
 
@@ -47,14 +47,26 @@ def _configurable() -> Mapping[str, Any]:
         return {}
 
 
-def _turn(messages: Sequence[Any]) -> list[BaseMessage]:
-    """The current turn: from the last human message to the end, without system messages."""
+def _turn(messages: Sequence[Any], *, tools: bool) -> list[BaseMessage]:
+    """The current turn: from the last human message to the end, without system messages; without
+    ``tools``, tool results are left out and AI messages keep only their text."""
     start = 0
     for i in range(len(messages) - 1, -1, -1):
         if isinstance(messages[i], HumanMessage):
             start = i
             break
-    return [m for m in messages[start:] if isinstance(m, BaseMessage) and not isinstance(m, SystemMessage)]
+    out: list[BaseMessage] = []
+    for m in messages[start:]:
+        if not isinstance(m, BaseMessage) or isinstance(m, SystemMessage):
+            continue
+        if not tools and isinstance(m, ToolMessage):
+            continue
+        if not tools and isinstance(m, AIMessage) and m.tool_calls:
+            if not text_of(m.content).strip():
+                continue
+            m = m.model_copy(update={"tool_calls": [], "invalid_tool_calls": []})
+        out.append(m)
+    return out
 
 
 class LayeredMemoryMiddleware(AgentMiddleware):
@@ -67,6 +79,9 @@ class LayeredMemoryMiddleware(AgentMiddleware):
         max_tokens: token budget of the assembled context (default: the engine's setting).
         inject_window: put the stored short-term window in front of the state's messages.
         save: store each turn after the model answers.
+        save_tool_messages: also store tool calls and tool results. Off by default: a memory tool's
+            result would otherwise be stored and found again by the next search (a feedback loop),
+            and tool output is rarely worth recalling; the user's words and the answers are kept.
 
     Raises:
         ValueError: at run time, when no user or no session can be found for the run.
@@ -82,6 +97,7 @@ class LayeredMemoryMiddleware(AgentMiddleware):
         max_tokens: int | None = None,
         inject_window: bool = True,
         save: bool = True,
+        save_tool_messages: bool = False,
     ) -> None:
         super().__init__()
         self.memory = memory
@@ -91,6 +107,7 @@ class LayeredMemoryMiddleware(AgentMiddleware):
         self.max_tokens = max_tokens
         self.inject_window = inject_window
         self.save = save
+        self.save_tool_messages = save_tool_messages
 
     # -- who and where --------------------------------------------------------------------------------
     def _scope(self, runtime: Any) -> tuple[LayeredMemory, str, str]:
@@ -157,7 +174,7 @@ class LayeredMemoryMiddleware(AgentMiddleware):
     # -- after the model ------------------------------------------------------------------------------
     def _records(self, state: Any, user: str, session: str) -> list[dict[str, Any]]:
         messages = state.get("messages", []) if isinstance(state, Mapping) else getattr(state, "messages", [])
-        return [to_record(m, user_id=user, session_id=session) for m in _turn(messages)]
+        return [to_record(m, user_id=user, session_id=session) for m in _turn(messages, tools=self.save_tool_messages)]
 
     def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         if self.save:
