@@ -86,8 +86,8 @@ class TopicSettings(_Section):
     similarity_floor: float | None = Field(None, ge=-1, lt=1)  # cosine of unrelated texts; None: measured
     similarity_topical: float | None = Field(None, gt=-1, le=1)  # cosine of same-topic texts; None: measured
     continuity_seconds: float = Field(300.0, ge=0)  # the chat's latest topic gets a bonus within this gap
-    continuity_bonus: float = Field(0.15, ge=0, le=1)
-    min_terms: int = Field(3, ge=0)  # shorter messages (e.g. "ok", "好的") continue the latest topic
+    continuity_bonus: float = Field(0.2, ge=0, le=1)
+    min_terms: int = Field(3, ge=0)  # messages with fewer content terms (e.g. "ok", "好的") continue the latest topic
     idle_timeout_seconds: float = Field(1800.0, gt=0)  # a topic idle this long closes (summary trigger)
     summary_every_messages: int = Field(20, ge=2)  # new messages in a topic that trigger a summary
     summary_interval_seconds: float | None = Field(None, gt=0)  # scheduled summaries of active topics

@@ -112,6 +112,11 @@ def term_overlap(terms: Sequence[str], topic_terms: dict[str, int]) -> float:
     return sum(1 for t in uniq if t in topic_terms) / len(uniq)
 
 
+def content_terms(terms: Sequence[str]) -> int:
+    """Distinct terms that carry content: CJK unigrams only echo their bigrams, so they do not count."""
+    return sum(1 for t in set(terms) if not (len(t) == 1 and "\u3040" <= t <= "\u9fff"))
+
+
 def mean_update(vector: list[float] | None, n: int, new: Sequence[float]) -> list[float]:
     """Running mean of unit vectors (each message counts once)."""
     x = np.asarray(new, dtype=np.float32)
@@ -322,7 +327,7 @@ class Threader:
         if chat.get("latest_time"):
             gap = (msg.create_time - parse_time("latest_time", chat["latest_time"])).total_seconds()
         if (
-            len(set(terms)) < s.min_terms and latest and gap is not None and gap <= s.continuity_seconds
+            content_terms(terms) < s.min_terms and latest and gap is not None and gap <= s.continuity_seconds
             and any(t["topic_id"] == latest for t in active)
         ):
             return Decision(latest, "continuity", 1.0)
