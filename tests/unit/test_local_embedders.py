@@ -29,7 +29,7 @@ DOCS = [
 
 
 def _cos(a: list[float], b: list[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b))
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
     return dot / (math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b)))
 
 
@@ -65,11 +65,13 @@ def test_e5_vectors_are_normalized_floats(e5: E5Embedder, e5_docs: list[list[flo
 
 def test_e5_batching_keeps_order(e5: E5Embedder, e5_docs: list[list[float]]) -> None:
     singles = [e5.embed_documents([d])[0] for d in DOCS]  # e5 fixture uses batch_size=2
-    for got, want in zip(e5_docs, singles):
+    for got, want in zip(e5_docs, singles, strict=True):
         assert got == pytest.approx(want, abs=1e-4)
 
 
-def test_e5_is_asymmetric_and_ranks_related_first(e5: E5Embedder, e5_docs: list[list[float]]) -> None:
+def test_e5_is_asymmetric_and_ranks_related_first(
+    e5: E5Embedder, e5_docs: list[list[float]]
+) -> None:
     q = e5.embed_query("Which city did I move to?")
     assert q != pytest.approx(e5.embed_documents(["Which city did I move to?"])[0], abs=1e-3)
     scores = [_cos(q, d) for d in e5_docs]
@@ -115,8 +117,10 @@ class _SlowFake(local._LocalEmbedder):
 def test_concurrent_first_use_loads_once_and_never_overlaps() -> None:
     emb = _SlowFake()
     results: dict[int, list[list[float]]] = {}
-    threads = [threading.Thread(target=lambda i=i: results.__setitem__(i, emb.embed_documents(DOCS)))
-               for i in range(6)]
+    threads = [
+        threading.Thread(target=lambda i=i: results.__setitem__(i, emb.embed_documents(DOCS)))
+        for i in range(6)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -134,7 +138,7 @@ def test_real_model_is_thread_safe(e5: E5Embedder, e5_docs: list[list[float]]) -
     for t in threads:
         t.join()
     for r in results.values():
-        for got, want in zip(r, e5_docs):
+        for got, want in zip(r, e5_docs, strict=True):
             assert got == pytest.approx(want, abs=1e-4)
 
 

@@ -1,4 +1,4 @@
-"""as_embedder / as_chat_model over the frameworks' own fakes (LangChain, LlamaIndex) and callables."""
+"""as_embedder / as_chat_model over LangChain's and LlamaIndex's own fakes, and callables."""
 
 from __future__ import annotations
 

