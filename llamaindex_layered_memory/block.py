@@ -79,7 +79,8 @@ class LayeredMemoryBlock(BaseMemoryBlock[str]):
         context = await self._mem.aget_context_for_user(
             None, sid, query=query or None, include_vector=self.include_vector, max_tokens=self.max_tokens
         )
-        return render_context(context, skip={message_text(m).strip() for m in active})
+        queue = [(engine_role(m), message_text(m).strip()) for m in active if engine_role(m) != "system"]
+        return render_context(context, active=queue)
 
     async def _aput(self, messages: list[ChatMessage]) -> None:
         """Store messages flushed from ``Memory``'s queue (in one engine batch per session)."""
@@ -108,22 +109,29 @@ class LayeredMemoryBlock(BaseMemoryBlock[str]):
         return text or None
 
 
-def render_context(context: list[ContextMessage], *, skip: set[str] = frozenset()) -> str:  # type: ignore[assignment]
-    """The engine's context as one text, in seed 002's order; window messages in ``skip`` (still in
-    Memory's queue) are left out, the others are listed as ``role: text``."""
+def _overlap(window: list[tuple[str, str]], active: list[tuple[str, str]]) -> int:
+    """How many of the newest window messages are the oldest messages still in the queue."""
+    for n in range(min(len(window), len(active)), 0, -1):
+        if window[-n:] == active[:n]:
+            return n
+    return 0
+
+
+def render_context(context: list[ContextMessage], *, active: list[tuple[str, str]] = ()) -> str:  # type: ignore[assignment]
+    """The engine's context as one text, in seed 002's order. Window messages are listed as
+    ``- role: text`` under "Earlier in this conversation:", except those still in Memory's queue
+    (``active``: (role, text) pairs, oldest first)."""
+    window = [c for c in context if c.kind == "window"]
+    keep = len(window) - _overlap([(c.role, c.content.strip()) for c in window], list(active))
+    earlier_lines = [f"- {c.role}: {c.content}" for c in window[:keep]]
     parts: list[str] = []
-    earlier: list[str] = []
     for item in context:
         if item.kind == "window":
-            if item.content.strip() not in skip:
-                earlier.append(f"- {item.role}: {item.content}")
+            if earlier_lines:
+                parts.append(EARLIER_HEADER + "\n" + "\n".join(earlier_lines))
+                earlier_lines = []
             continue
-        if earlier:
-            parts.append(EARLIER_HEADER + "\n" + "\n".join(earlier))
-            earlier = []
         parts.append(item.content)
-    if earlier:
-        parts.append(EARLIER_HEADER + "\n" + "\n".join(earlier))
     return "\n\n".join(parts)
 
 
