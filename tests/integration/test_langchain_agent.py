@@ -34,10 +34,7 @@ class Recorder(BaseCallbackHandler):
 def dense_memory(path) -> LayeredMemory:  # noqa: ANN001
     from layered_memory.providers.local import USEEmbedder
 
-    try:
-        return LayeredMemory.embedded(path, embedder=USEEmbedder())
-    except ModuleNotFoundError:  # the embedder wrappers are not in the engine yet: its default local embedder
-        return LayeredMemory.embedded(path, embedder="default")
+    return LayeredMemory.embedded(path, embedder=USEEmbedder())
 
 
 @pytest.fixture
@@ -173,3 +170,24 @@ def test_tenant_binding(mem):
     mem.add_message(message_id="t2", chat_id="c", user_id="u1", content="default tenant roadmap for widgets")
     acme = create_memory_tools(mem, tenant="acme", user_id="u1")[0].invoke({"query_text": "roadmap widgets"})
     assert "acme roadmap" in acme and "default tenant" not in acme
+
+
+def test_topic_search_tool_is_bound_to_the_user(tmp_path):
+    mem = dense_memory(tmp_path)
+    try:
+        texts = ["I want to plan a trip to Lisbon in May", "What hotels are good in Lisbon?",
+                 "Alfama district has nice small hotels", "Book flights for May 3rd to Lisbon"]
+        mem.add_messages(
+            {"message_id": f"l{i}", "chat_id": "c1", "user_id": "alice", "content": t,
+             "role": "user" if i % 2 == 0 else "assistant", "create_time": f"2024-01-15T10:{i:02d}:00Z"}
+            for i, t in enumerate(texts)
+        )
+        mem.add_message(message_id="b1", chat_id="c2", user_id="bob", content="Bob's secret trip to Lisbon",
+                        create_time="2024-01-15T11:00:00Z")
+        mem.process()  # topic threading runs off the write path
+        topic_search = next(t for t in create_memory_tools(mem, user_id="alice") if t.name == "topic_search")
+        msg = topic_search.invoke({"type": "tool_call", "id": "t1", "name": "topic_search", "args": {"query": "Lisbon trip"}})
+        assert "Alfama district has nice small hotels" in msg.content and "Bob" not in msg.content
+        assert msg.artifact["total_found"] >= 1
+    finally:
+        mem.close()

@@ -21,10 +21,7 @@ from layered_memory import LayeredMemory
 def dense_memory(path) -> LayeredMemory:  # noqa: ANN001
     from layered_memory.providers.local import USEEmbedder
 
-    try:
-        return LayeredMemory.embedded(path, embedder=USEEmbedder())
-    except ModuleNotFoundError:  # the embedder wrappers are not in the engine yet
-        return LayeredMemory.embedded(path, embedder="default")
+    return LayeredMemory.embedded(path, embedder=USEEmbedder())
 
 
 @pytest.fixture
