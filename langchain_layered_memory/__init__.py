@@ -20,6 +20,7 @@ from .tools import (
 )
 
 __all__ = [
+    "create_memory_tools",
     "LayeredChatMessageHistory",
     "LayeredMemoryMiddleware",
     "LayeredMemoryRetriever",
@@ -28,5 +29,4 @@ __all__ = [
     "MemorySearchTool",
     "QdrantSearchMemoryTool",
     "TopicSearchTool",
-    "create_memory_tools",
 ]

@@ -10,8 +10,8 @@ def test_all_is_pinned_and_sorted():
     modules = {"chat_history", "middleware", "retrievers", "store", "tools"}
     assert langchain_layered_memory.__all__ == sorted((m for m in public if m not in modules), key=str.casefold)
     assert langchain_layered_memory.__all__ == [
-        "LayeredChatMessageHistory", "LayeredMemoryMiddleware", "LayeredMemoryRetriever", "LayeredMemoryStore",
-        "ListTasksTool", "MemorySearchTool", "QdrantSearchMemoryTool", "TopicSearchTool", "create_memory_tools",
+        "create_memory_tools", "LayeredChatMessageHistory", "LayeredMemoryMiddleware", "LayeredMemoryRetriever", "LayeredMemoryStore",
+        "ListTasksTool", "MemorySearchTool", "QdrantSearchMemoryTool", "TopicSearchTool",
     ]
 
 
