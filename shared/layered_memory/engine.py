@@ -54,9 +54,7 @@ def _resolve_embedder(embedder: Any) -> Embedder | None:
             f"embedder={embedder!r} is not known; pass 'default', 'none', or an embedder object "
             "(an Embedder, a LangChain Embeddings or a LlamaIndex BaseEmbedding)"
         )
-    if isinstance(embedder, Embedder):
-        return embedder
-    from .providers.wrappers import as_embedder
+    from .providers.wrappers import as_embedder  # a static check: never probes a remote embedder
 
     return as_embedder(embedder)
 
@@ -64,8 +62,6 @@ def _resolve_embedder(embedder: Any) -> Embedder | None:
 def _resolve_chat_model(model: Any) -> ChatModel | None:
     if model is None:
         return None
-    if isinstance(model, ChatModel):
-        return model
     from .providers.wrappers import as_chat_model
 
     return as_chat_model(model)
