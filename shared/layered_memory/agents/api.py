@@ -117,7 +117,7 @@ class Agents:
         """Register an agent and create its collection if missing (idempotent).
 
         Args:
-            user_id, agent_name: 1-64 / 1-48 ASCII letters, digits or '-' (see ``agents.models``).
+            user_id, agent_name: 1-60 / 1-40 ASCII letters, digits or '-' (see ``agents.models``).
             max_vectors: the size limit (default 1,000,000); given again, it updates the limit.
             collection_mode: "per_agent" (default) or "shared"; an existing agent keeps its mode.
 

@@ -1,7 +1,7 @@
 """Records of the agent context store (seed 004): names, scopes, interactions, events.
 
 Naming rule (decided here, tested in ``tests/unit/test_agents_models.py``): a ``user_id`` and an
-``agent_name`` are 1-64 / 1-48 ASCII letters, digits or ``-``. No ``_``: the seed's collection name
+``agent_name`` are 1-60 / 1-40 ASCII letters, digits or ``-``. No ``_``: the seed's collection name
 ``user{user_id}_{agent_name}_context`` then has exactly one ``_`` between the two parts, so
 ``user1_a_b`` can never be both (``1_a``, ``b``) and (``1``, ``a_b``). Names are case-sensitive but
 must be unique case-insensitively per tenant (``Coder`` and ``coder`` would share a directory on
@@ -23,8 +23,8 @@ from ..errors import InvalidInputError
 from ..models import DEFAULT_TENANT, INTERACTION_TYPES, as_input_error, iso, parse_time, utcnow
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9-]+$")
-MAX_USER_ID = 64
-MAX_AGENT_NAME = 48
+MAX_USER_ID = 60
+MAX_AGENT_NAME = 40  # 13 + 14 (tenant hash prefix) + 60 + 40 = 127 <= 128, the collection-name limit
 NAME_RULE = "must be {n} ASCII letters, digits or '-' at most ('_' and other characters would make collection names ambiguous)"
 DEFAULT_MAX_VECTORS = 1_000_000
 COLLECTION_MODES = ("per_agent", "shared")
