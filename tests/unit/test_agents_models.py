@@ -137,3 +137,12 @@ def test_small_validators_and_event_rendering():
         check_max_vectors(True)
     ev = AgentEvent("size_warning", "default", "123", "coder", 800_000, 1_000_000)
     assert ev.usage == 0.8 and ev.to_sse().startswith("event: size_warning\ndata: {")
+
+
+def test_agents_public_api_is_pinned():
+    import layered_memory.agents as agents
+
+    assert agents.__all__ == sorted(
+        (n for n in vars(agents) if not n.startswith("_") and n not in {"api", "models", "monitor", "store", "export", "stats", "cli"}),
+        key=lambda n: (not n.isupper(), n),
+    )

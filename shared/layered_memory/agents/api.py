@@ -275,11 +275,13 @@ class Agent:
         """Store a batch (all or nothing; embedded in one batch). ``vectors``: precomputed embeddings from
         the configured embedder, one per item (bulk loads, restores). Enforces ``max_vectors`` afterwards
         by deleting the oldest interactions."""
-        batch = [Interaction.build(dict(i) if isinstance(i, Mapping) else i) for i in items]
-        self._add(batch, vectors, enforce=True)
+        raw = list(items)
+        batch = [Interaction.build(dict(i) if isinstance(i, Mapping) else i) for i in raw]
+        given_ids = any(not isinstance(i, Mapping) or i.get("interaction_id") is not None for i in raw)
+        self._add(batch, vectors, enforce=True, check_ids=given_ids)
         return batch
 
-    def _add(self, batch: list[Interaction], vectors: Sequence[Sequence[float]] | None, *, enforce: bool) -> None:
+    def _add(self, batch: list[Interaction], vectors: Sequence[Sequence[float]] | None, *, enforce: bool, check_ids: bool = True) -> None:
         if not batch:
             return
         seen: set[str] = set()
@@ -287,7 +289,7 @@ class Agent:
             if it.interaction_id in seen:
                 raise InvalidInputError("interaction_id", it.interaction_id, "occurs twice in one batch", "make ids unique")
             seen.add(it.interaction_id)
-        self._store.write(self.scope, self.info, batch, vectors)
+        self._store.write(self.scope, self.info, batch, vectors, check_ids=check_ids)
         if enforce:
             self.enforce_limit()
 

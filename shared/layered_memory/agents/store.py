@@ -225,8 +225,12 @@ class AgentStore:
             ))
         return out
 
-    def write(self, scope: AgentScope, info: AgentInfo, items: Sequence[Interaction], vectors: Sequence[Sequence[float]] | None = None) -> None:
-        """Store interactions: RecordStore first, then the index; all or nothing."""
+    def write(
+        self, scope: AgentScope, info: AgentInfo, items: Sequence[Interaction], vectors: Sequence[Sequence[float]] | None = None,
+        *, check_ids: bool = True,
+    ) -> None:
+        """Store interactions: RecordStore first, then the index; all or nothing. ``check_ids=False`` skips the
+        re-used-id check (one index round trip) for ids this process generated."""
         if not items:
             return
         if vectors is not None and len(vectors) != len(items):
@@ -235,7 +239,8 @@ class AgentStore:
         docs = {it.key: it.to_doc() for it in items}
         with self.lock:
             self.ensure(info)
-            self._check_ids(scope, info, items)
+            if check_ids:
+                self._check_ids(scope, info, items)
             self.records.put_docs(scope.tenant, scope.docs, docs)
             try:
                 self.index.upsert(info.collection, points)
