@@ -24,9 +24,9 @@ from .retriever import LayeredMemoryRetriever
 from .tools import LayeredMemoryToolSpec, layered_memory_tools
 
 __all__ = [
+    "layered_memory_tools",
     "LayeredChatMemory",
     "LayeredMemoryBlock",
     "LayeredMemoryRetriever",
     "LayeredMemoryToolSpec",
-    "layered_memory_tools",
 ]
