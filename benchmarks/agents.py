@@ -13,6 +13,7 @@ What is measured, in one run:
   argpartition: exact dense top-10 with the filter, no BM25, no payloads) and, with ``--local-baseline``,
   qdrant-client local mode (the server code path's test double) at the smallest size.
 - Ingest rate (RecordStore + BM25 + Edge upsert), stats(), export_to() and prune() at each size.
+- With ``--optimize``: ``Agent.optimize()`` (HNSW build, a maintenance call) and the same searches again.
 
 Vectors: embedding 100k texts with the default embedder (e5-small) would take most of an hour on two
 cores, so the benchmark embeds a pool of ``--pool`` distinct texts with the default embedder and gives
@@ -145,6 +146,14 @@ def run_size(n: int, backend: str, emb: Any, pool_vecs: np.ndarray, qvecs: list[
         lat = timed(q_numpy, nq)
         floor[name] = {"p50": round(pct(lat, 50), 2), "p95": round(pct(lat, 95), 2)}
     out["numpy_floor_ms"] = floor
+    if args.optimize and backend == "edge" and n >= args.optimize_min:
+        t0 = time.perf_counter()
+        agent.optimize()
+        out["optimize_s"] = round(time.perf_counter() - t0, 1)
+        out["search_ms_hnsw"] = {}
+        for name, kw in cases.items():
+            lat = timed(lambda i: agent.search(QUERIES[i % len(QUERIES)], k=10, query_vector=qvecs[i % len(qvecs)], **kw), nq)
+            out["search_ms_hnsw"][name] = {"p50": round(pct(lat, 50), 2), "p95": round(pct(lat, 95), 2)}
     if backend == "edge":
         t0 = time.perf_counter()
         s = agent.stats(period_days=30)
@@ -166,6 +175,8 @@ def main() -> None:
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--pool", type=int, default=400, help="distinct texts embedded with the default embedder")
+    ap.add_argument("--optimize", action="store_true", help="also build HNSW (Agent.optimize) and measure again")
+    ap.add_argument("--optimize-min", type=int, default=0, help="only optimize sizes >= this")
     ap.add_argument("--local-baseline", action="store_true", help="also run qdrant-client local mode at the smallest size")
     args = ap.parse_args()
     emb = default_embedder()
@@ -197,6 +208,9 @@ def main() -> None:
         for case, v in r["search_ms"].items():
             f = r["numpy_floor_ms"][case]
             print(f"| {r['backend']} | {r['n']:,} | {case} | {v['p50']} / {v['p95']} | {f['p50']} / {f['p95']} |")
+            if "search_ms_hnsw" in r:
+                h = r["search_ms_hnsw"][case]
+                print(f"| {r['backend']}+HNSW | {r['n']:,} | {case} | {h['p50']} / {h['p95']} | (optimize {r['optimize_s']} s) |")
     print("median P95 over cases:", {f"{r['backend']}-{r['n']}": statistics.median(v["p95"] for v in r["search_ms"].values()) for r in report["runs"]})
 
 

@@ -199,7 +199,7 @@ class Agent:
 
     _ASYNC = (
         "add_interaction", "add_interactions", "search", "list_interactions", "count", "clear", "prune",
-        "enforce_limit", "set_max_vectors", "stats", "export", "export_to", "reindex", "refresh",
+        "enforce_limit", "set_max_vectors", "stats", "export", "export_to", "reindex", "refresh", "optimize",
     )
 
     def __init__(self, mem: LayeredMemory, scope: AgentScope, info: AgentInfo) -> None:
@@ -372,6 +372,17 @@ class Agent:
                 self._store.index.upsert(self.info.collection, points)
             n += len(items)
         return n
+
+    def optimize(self) -> bool:
+        """Build the HNSW graph and merge segments of this agent's collection (Qdrant Edge; the shared collection
+        in shared mode). Maintenance only: it blocks for seconds (10k points) to minutes (100k) and is never run
+        on the request path; without it search is exact, which stays fast for filtered queries. Returns True
+        when anything changed; False on backends that optimize by themselves (a Qdrant server)."""
+        run = getattr(self._store.index, "optimize", None)
+        if run is None:
+            return False
+        self._store.ensure(self.info)
+        return bool(run(self.info.collection))
 
     # -- reads ----------------------------------------------------------------------------------
     def count(self, filters: Mapping[str, Any] | None = None) -> int:

@@ -92,6 +92,8 @@ class AgentSizeMonitor:
         warn_ratio: usage at which ``size_warning`` is emitted (default 0.8).
         prune_ratio: share of the oldest vectors deleted at 100 % (default 0.2).
         active_within: only agents with an interaction this recent are checked; None checks all.
+        optimize: after the size check, also build the HNSW index of each checked per-agent collection
+            (``Agent.optimize``; slow, so it belongs in this background run, never on a request).
     """
 
     _ASYNC = ("check_once",)
@@ -99,6 +101,7 @@ class AgentSizeMonitor:
     def __init__(
         self, mem: LayeredMemory, *, interval: timedelta | float = DEFAULT_INTERVAL, warn_ratio: float = DEFAULT_WARN_RATIO,
         prune_ratio: float = DEFAULT_PRUNE_RATIO, active_within: timedelta | None = DEFAULT_ACTIVE_WITHIN,
+        optimize: bool = False,
     ) -> None:
         self._mem = mem
         self.interval = _seconds("interval", interval)
@@ -109,6 +112,7 @@ class AgentSizeMonitor:
         self.warn_ratio = warn_ratio
         self.prune_ratio = prune_ratio
         self.active_within = active_within
+        self.optimize = optimize
         self._callbacks: list[Callable[[AgentEvent], Any]] = []
         self._streams: list[EventStream] = []
         self._lock = threading.Lock()
@@ -172,7 +176,10 @@ class AgentSizeMonitor:
                 continue
             scope = AgentScope(tenant, info.user_id, info.agent_name)
             try:
-                event = self._check_agent(Agent(self._mem, scope, info))
+                agent = Agent(self._mem, scope, info)
+                event = self._check_agent(agent)
+                if self.optimize and info.collection_mode == "per_agent":
+                    agent.optimize()
             except LayeredMemoryError as exc:
                 logger.warning("size check of agent %s failed: %s", scope.agent_id, exc)
                 event = AgentEvent("check_failed", tenant, info.user_id, info.agent_name, 0, info.max_vectors, message=str(exc))
