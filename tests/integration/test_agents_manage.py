@@ -195,3 +195,17 @@ def test_sse_example_streams_size_warning(tmp_path, embedder):
     data = json.loads(body[1].removeprefix("data: "))
     assert data["agent_name"] == "coder" and data["total_vectors"] == 4 and data["usage"] == 0.8
     m.close()
+
+
+def test_optimize_is_a_maintenance_call(mem):
+    """Agent.optimize() builds HNSW on Qdrant Edge (a no-op elsewhere); search results stay the same, and the
+    monitor can run it in its background check."""
+    a = mem.agents.create("123", "coder")
+    fill(a)
+    before = [h.id for h in a.search("pytest read_chunk failures", k=3).hits]
+    changed = a.optimize()
+    assert changed in (True, False)
+    if mem.index.backend != "qdrant-edge":
+        assert changed is False
+    assert [h.id for h in a.search("pytest read_chunk failures", k=3).hits] == before
+    assert mem.agents.monitor(optimize=True).check_once() == []
