@@ -15,7 +15,7 @@ import pytest
 
 from layered_memory.agents.models import DEFAULT_MAX_VECTORS
 from layered_memory.agents.monitor import DEFAULT_INTERVAL, AgentSizeMonitor
-from layered_memory.errors import InvalidInputError
+from layered_memory.errors import InvalidInputError, NotFoundError
 from test_agents_support import CODER_LOG, build_mem, days_ago, edge_mem, embedder, fill, mem  # noqa: F401
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "agent_sse.py"
@@ -209,3 +209,28 @@ def test_optimize_is_a_maintenance_call(mem):
         assert changed is False
     assert [h.id for h in a.search("pytest read_chunk failures", k=3).hits] == before
     assert mem.agents.monitor(optimize=True).check_once() == []
+
+
+def test_delete_agent_removes_everything_and_stale_handles_cannot_resurrect_it(mem):
+    """Agents.delete removes the interactions, the per-agent collection and the registration, and says how many
+    interactions went; a handle opened before cannot write it back into existence."""
+    a = mem.agents.create("123", "coder")
+    fill(a)
+    stale = mem.agents.get("123", "coder")
+    assert mem.agents.delete("123", "coder") == len(CODER_LOG)
+    if a.info.collection_mode == "per_agent":
+        assert not mem.index.has_collection(a.collection)
+    assert mem.agents.list("123") == []
+    with pytest.raises(NotFoundError):
+        stale.add_interaction("after delete")
+    with pytest.raises(NotFoundError):
+        mem.agents.get("123", "coder")
+    b = mem.agents.create("123", "coder")  # a fresh one starts empty
+    assert b.count() == 0
+
+
+def test_limit_changed_by_another_handle_applies(mem):
+    a = mem.agents.create("123", "coder", max_vectors=100)
+    mem.agents.create("123", "coder", max_vectors=3)
+    fill(a)  # a's info still says 100; the registry says 3
+    assert a.count() == 3

@@ -238,6 +238,10 @@ class AgentStore:
         points = self.points(scope, items, vectors)  # embedding may fail: nothing written yet
         docs = {it.key: it.to_doc() for it in items}
         with self.lock:
+            current = self.info(scope)  # deleted by another handle? then refuse rather than resurrect it
+            if current is None:
+                self.require(scope)
+            info.max_vectors = current.max_vectors  # type: ignore[union-attr]  # limits changed elsewhere apply
             self.ensure(info)
             if check_ids:
                 self._check_ids(scope, info, items)
