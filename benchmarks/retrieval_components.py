@@ -248,6 +248,8 @@ def run_locomo(args: argparse.Namespace) -> None:
     from layered_memory.retrieval import Analyzer
 
     convs = load_locomo(args.locomo)
+    if args.conversations:
+        convs = convs[: args.conversations]
     nq = sum(len(c.questions) for c in convs)
     nt = sum(len(c.texts) for c in convs)
     print(f"LoCoMo: {len(convs)} conversations, {nt} turns, {nq} questions with evidence (category 5 skipped)\n")
@@ -298,7 +300,7 @@ def run_locomo(args: argparse.Namespace) -> None:
     fixed.sort(key=lambda r: r[0])
     print_table(fixed)
     if len(models) > 1:
-        print("\nThree-way RRF (bm25 + e5 + use), k=10, weights 1:")
+        print("\nThree-way RRF (bm25 + e5 + use), weights 1, depth 50:")
         tri = []
         for v in variants:
             for k in args.rrf_k:
@@ -425,6 +427,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--dense-weights", type=float, nargs="+", default=[0.5, 1.0, 2.0])
     ap.add_argument("--depths", type=int, nargs="+", default=[50, 100])
     ap.add_argument("--top", type=int, default=15, help="rows of the RRF grid to print")
+    ap.add_argument("--conversations", type=int, default=0, help="use only the first N conversations (0: all)")
     ap.add_argument("--embed-only", action="store_true", help="fill the embedding cache and exit")
     ap.add_argument("--speed", action="store_true", help="analyzer and BM25Scorer speed")
     ap.add_argument("--cjk", action="store_true", help="Chinese bigrams vs bigrams+unigrams")
