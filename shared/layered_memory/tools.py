@@ -156,6 +156,14 @@ def search_error(error: object) -> str:
 
 
 # -- qdrant_search_memory -----------------------------------------------------------------------
+def _log_failure(tool: str, exc: BaseException) -> None:
+    """Bad arguments are the model's business (DEBUG); backend failures are ours (WARNING). The
+    message may quote the query, which is user data: only DEBUG shows it."""
+    level = logging.DEBUG if isinstance(exc, InvalidInputError) else logging.WARNING
+    logger.log(level, "%s failed: %s", tool, type(exc).__name__)
+    logger.debug("%s failure detail: %s", tool, exc)
+
+
 def _as_int(name: str, value: Any, default: int) -> int:
     if value is None:
         return default
@@ -223,7 +231,7 @@ def qdrant_search_memory(mem: LayeredMemory | None, query_text: Any, limit: Any 
     try:
         result = mem.search(query, filters=flt, k=k, route="hybrid")
     except Exception as exc:  # the agent loop gets text, never an exception
-        logger.warning("qdrant_search_memory failed: %s: %s", type(exc).__name__, exc)
+        _log_failure("qdrant_search_memory", exc)
         return search_error(exc)
     return format_qdrant_search_memory(result)
 
@@ -239,7 +247,7 @@ async def aqdrant_search_memory(mem: LayeredMemory | None, query_text: Any, limi
     try:
         result = await mem.asearch(query, filters=flt, k=k, route="hybrid")
     except Exception as exc:
-        logger.warning("qdrant_search_memory failed: %s: %s", type(exc).__name__, exc)
+        _log_failure("qdrant_search_memory", exc)
         return search_error(exc)
     return format_qdrant_search_memory(result)
 

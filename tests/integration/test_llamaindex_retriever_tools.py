@@ -5,6 +5,7 @@ and LlamaIndex embeddings / LLMs handed to the engine."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from llama_index.core.llms import MockLLM
@@ -124,8 +125,12 @@ def test_tool_outputs_are_the_shared_formats(mem) -> None:
 
 async def test_async_tools_equal_sync_tools(mem) -> None:
     tools = layered_memory_tools(mem, user_id="u1")
-    for tool, kwargs in zip(tools, [{"query_text": "kazan"}, {"query": "kazan", "k": 2}, {"query": "kazan"}, {}]):
-        assert (await tool.acall(**kwargs)).content == tool.call(**kwargs).content
+    qdrant, search, topics, tasks = tools
+    assert unordered((await qdrant.acall(query_text="kazan")).content) == unordered(qdrant.call(query_text="kazan").content)
+    a, b = (await search.acall(query="kazan", k=20)).raw_output, search.call(query="kazan", k=20).raw_output
+    assert sorted(a["hits"], key=lambda h: h["id"]) == sorted(b["hits"], key=lambda h: h["id"])  # equal scores: any order
+    assert (await topics.acall(query="kazan")).content == topics.call(query="kazan").content
+    assert (await tasks.acall()).content == tasks.call().content
 
 
 def test_topic_search_tool_after_threading(mem) -> None:
@@ -138,15 +143,27 @@ def test_topic_search_tool_after_threading(mem) -> None:
     assert spec.topic_search("").startswith(shared.TOPIC_SEARCH_ERROR_PREFIX)
 
 
+def unordered(text: str) -> tuple[str, list[str]]:
+    """Header plus the message blocks without their numbers: hits with equal fused scores may come
+    back in either order from one call to the next."""
+    head, _, rest = text.partition("\n\n")
+    return head, sorted(re.sub(r"^### Message \d+\n", "", b) for b in rest.split("\n\n---\n\n"))
+
+
 def test_formats_match_the_langchain_adapter(mem) -> None:
     lc = pytest.importorskip("langchain_layered_memory.tools")
     li = {t.metadata.name: t for t in layered_memory_tools(mem, user_id="u1")}
     lct = {t.name: t for t in lc.create_memory_tools(mem, user_id="u1")}
     for args in ({"query_text": "docker socket"}, {"query_text": "kazan", "limit": 3, "filters": {"role": "user"}},
-                 {"query_text": "nothing like this zzqx", "filters": {"session_key": "none"}}, {"query_text": ""}):
-        assert lct["qdrant_search_memory"].invoke(args) == li["qdrant_search_memory"].call(**args).content, args
+                 {"query_text": "nothing like this zzqx", "filters": {"session_key": "none"}}, {"query_text": ""},
+                 {"query_text": "docker", "limit": 50}, {"query_text": "docker", "filters": {"timestamp_from": "yesterday"}}):
+        assert unordered(lct["qdrant_search_memory"].invoke(args)) == unordered(li["qdrant_search_memory"].call(**args).content), args
     lc_search = json.loads(lct["search"].invoke({"queries": ["docker", "kazan"], "k": 3, "route": "bm25"}))
-    assert lc_search == json.loads(li["search"].call(queries=["docker", "kazan"], k=3, route="bm25").content)
+    li_search = json.loads(li["search"].call(queries=["docker", "kazan"], k=3, route="bm25").content)
+    assert lc_search.keys() == li_search.keys()
+    assert sorted(lc_search["hits"], key=lambda h: h["id"]) == sorted(li_search["hits"], key=lambda h: h["id"])
+    lc_error = json.loads(lct["search"].invoke({"queries": "docker", "k": 500}))
+    assert lc_error == json.loads(li["search"].call(queries="docker", k=500).content)
 
 
 # -- LlamaIndex embeddings and LLMs handed to the engine --------------------------------------------
