@@ -36,13 +36,17 @@ class QdrantSettings(_Section):
 
 
 class RetrievalSettings(_Section):
+    """Defaults measured on LoCoMo (benchmarks/retrieval.py): index each turn as "Speaker: text"
+    after the previous turn, fuse BM25 and dense with RRF k=2, dense weight 0.5, 50 candidates each."""
+
     k1: float = 1.2
     b: float = 0.75
-    avgdl: float = 24.0  # fixed average document length in terms: vectors stay comparable across restarts
-    rrf_k: int = 60
-    dense_weight: float = 1.0
-    sparse_weight: float = 1.0
-    prefetch_limit: int = 100
+    avgdl: float = 32.0  # fixed average document length in terms: vectors stay comparable across restarts
+    index_context: str = "neighbour"  # "neighbour" | "speaker" | "text"
+    rrf_k: int = Field(2, ge=1)
+    dense_weight: float = Field(0.5, ge=0)
+    sparse_weight: float = Field(1.0, ge=0)
+    prefetch_limit: int = Field(50, ge=1, le=1000)
     max_query_chars: int = 2_000
 
 

@@ -123,7 +123,7 @@ class LayeredMemory(UserDataMixin):
         r = settings.retrieval
         encoder = BM25Encoder(k1=r.k1, b=r.b, avgdl=r.avgdl)
         collection = settings.qdrant.collection_prefix + MESSAGES
-        indexer = Indexer(records, index, emb, analyzer, encoder, collection)
+        indexer = Indexer(records, index, emb, analyzer, encoder, collection, r.index_context)
         searcher = SearchService(records, index, emb, analyzer, encoder, collection, r)
         core = _Core(
             settings=settings, records=records, index=index, embedder=emb, chat_model=_resolve_chat_model(chat_model),
@@ -354,6 +354,7 @@ class LayeredMemory(UserDataMixin):
     def plan_search(self, queries: str | Sequence[str] | None, *, filters: Mapping[str, Any] | None = None, k: int = 10, route: str = "hybrid") -> SearchPlan:
         """Validate and plan a search without running it (see ``search``)."""
         scope = {"user_id": self.bound_user} if self.bound_user else None
+        filters = {"kind": "message", **(filters or {})}  # messages unless asked (topic summaries, items share the collection)
         return plan_search(
             self.tenant_id, queries, filters=filters, k=k, route=route, scope=scope,
             max_query_chars=self._core.settings.retrieval.max_query_chars,

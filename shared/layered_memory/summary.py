@@ -13,6 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+from .indexing import speaker
 from .models import Message
 from .providers.base import ChatModel
 from .retrieval.analyzer import Analyzer
@@ -35,10 +36,6 @@ New messages:
 Updated summary:"""
 
 
-def _speaker(m: Message) -> str:
-    return m.user_name or m.role if m.role == "user" else m.role
-
-
 def extractive_summary(
     previous: str, messages: Sequence[Message], analyzer: Analyzer, *, max_sentences: int = 8
 ) -> str:
@@ -54,7 +51,7 @@ def extractive_summary(
                 continue
             if len(sent) > MAX_SENTENCE_CHARS:
                 sent = sent[: MAX_SENTENCE_CHARS - 1] + "…"
-            candidates.append((base + j, f"{_speaker(m)}: {sent}", analyzer.terms(sent)))
+            candidates.append((base + j, f"{speaker(m)}: {sent}", analyzer.terms(sent)))
     if not candidates:
         return previous
     df = Counter(t for _, _, terms in candidates for t in set(terms))
@@ -76,7 +73,7 @@ def extractive_summary(
 
 
 def llm_summary(previous: str, messages: Sequence[Message], model: ChatModel, *, max_words: int = 200) -> str:
-    convo = "\n".join(f"{_speaker(m)}: {m.content}" for m in messages)
+    convo = "\n".join(f"{speaker(m)}: {m.content}" for m in messages)
     prompt = SUMMARY_PROMPT.format(max_words=max_words, previous=previous or "(none)", messages=convo)
     try:
         text = model.complete(prompt, operation="session_summary")  # type: ignore[call-arg]
