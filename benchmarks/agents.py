@@ -13,6 +13,8 @@ What is measured, in one run:
   argpartition: exact dense top-10 with the filter, no BM25, no payloads) and, with ``--local-baseline``,
   qdrant-client local mode (the server code path's test double) at the smallest size.
 - Ingest rate (RecordStore + BM25 + Edge upsert), stats(), export_to() and prune() at each size.
+- With ``--many N``: N agents x 200 interactions in each collection mode (per-agent Edge shards vs one shared
+  collection with a tenant index): creation cost per agent, ingest, a scoped search, disk.
 - With ``--optimize``: ``Agent.optimize()`` (HNSW build, a maintenance call) and the same searches again.
 
 Vectors: embedding 100k texts with the default embedder (e5-small) would take most of an hour on two
@@ -170,6 +172,37 @@ def run_size(n: int, backend: str, emb: Any, pool_vecs: np.ndarray, qvecs: list[
     return out
 
 
+def run_many(n_agents: int, per_agent: int, mode: str, emb: Any, pool_vecs: np.ndarray, qvecs: list[list[float]], args: argparse.Namespace) -> dict[str, Any]:
+    """Many small agents: creation cost per agent and a scoped search, per collection mode."""
+    rng = np.random.default_rng(n_agents)
+    tmp = tempfile.mkdtemp(prefix=f"agents-bench-many-{mode}-")
+    mem = build("edge", tmp, emb)
+    mem.agents.configure(collection_mode=mode)
+    create_ms, agents = [], []
+    for a in range(n_agents):
+        t0 = time.perf_counter()
+        agents.append(mem.agents.create(f"u{a % 10}", f"agent-{a}"))
+        create_ms.append((time.perf_counter() - t0) * 1000)
+    t0 = time.perf_counter()
+    for a, agent in enumerate(agents):
+        items, vecs = [], []
+        for i in range(per_agent):
+            text, tmpl = text_of(i, rng)
+            v = pool_vecs[tmpl % len(pool_vecs)] + rng.normal(0, 0.02, pool_vecs.shape[1])
+            items.append({"text": text, "interaction_type": TYPES[i % 4], "success": bool(i % 5)})
+            vecs.append((v / np.linalg.norm(v)).tolist())
+        agent.add_interactions(items, vectors=vecs)
+    ingest_s = time.perf_counter() - t0
+    lat = timed(lambda i: agents[i % n_agents].search(QUERIES[i % len(QUERIES)], k=10, query_vector=qvecs[i % len(qvecs)]), args.queries)
+    stats = [os.stat(os.path.join(d, f)) for d, _, fs in os.walk(tmp) for f in fs]
+    apparent, allocated = sum(st.st_size for st in stats), sum(st.st_blocks * 512 for st in stats)
+    mem.close()
+    return {"mode": mode, "agents": n_agents, "per_agent": per_agent, "create_agent_ms_p50": round(pct(create_ms, 50), 1),
+            "create_agent_ms_p95": round(pct(create_ms, 95), 1), "ingest_per_s": round(n_agents * per_agent / ingest_s),
+            "search_ms": {"p50": round(pct(lat, 50), 2), "p95": round(pct(lat, 95), 2)},
+            "disk_mb": {"apparent": round(apparent / 1_048_576, 1), "allocated": round(allocated / 1_048_576, 1)}}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="10000,100000")
@@ -177,6 +210,7 @@ def main() -> None:
     ap.add_argument("--pool", type=int, default=400, help="distinct texts embedded with the default embedder")
     ap.add_argument("--optimize", action="store_true", help="also build HNSW (Agent.optimize) and measure again")
     ap.add_argument("--optimize-min", type=int, default=0, help="only optimize sizes >= this")
+    ap.add_argument("--many", type=int, default=0, help="also create this many agents x 200 interactions in each collection mode")
     ap.add_argument("--local-baseline", action="store_true", help="also run qdrant-client local mode at the smallest size")
     args = ap.parse_args()
     emb = default_embedder()
@@ -194,12 +228,16 @@ def main() -> None:
         "embed_query_ms": {"p50": round(pct(embed_lat, 50), 2), "p95": round(pct(embed_lat, 95), 2)},
         "runs": [],
     }
-    sizes = [int(s) for s in args.sizes.split(",")]
+    sizes = [int(s) for s in args.sizes.split(",") if s]
     for n in sizes:
         report["runs"].append(run_size(n, "edge", emb, pool, qvecs, args))
         print(json.dumps(report["runs"][-1]), file=sys.stderr)
     if args.local_baseline:
         report["runs"].append(run_size(min(sizes), "local", emb, pool, qvecs, args))
+    if args.many:
+        report["many_agents"] = [run_many(args.many, 200, mode, emb, pool, qvecs, args) for mode in ("per_agent", "shared")]
+        for r in report["many_agents"]:
+            print(json.dumps(r), file=sys.stderr)
     print(json.dumps(report, indent=2))
     print(f"\nembed_query ({emb.name}): P50 {report['embed_query_ms']['p50']} ms, P95 {report['embed_query_ms']['p95']} ms")
     print("| backend | N | case | search P50 / P95 ms (no embedding) | numpy floor P50 / P95 ms |")
