@@ -84,6 +84,7 @@ class _Core:
     memory_sources: list[Any] = field(default_factory=list)  # (mem, user_id, session_id, text, vector) -> list[MemoryLine]
     write_hooks: list[Any] = field(default_factory=list)  # (mem, new_messages) -> None, after the RecordStore write
     processors: list[Any] = field(default_factory=list)  # (mem) -> dict[str, int], run by process()
+    ensured_collections: set[str] = field(default_factory=set)  # vector collections already created
     write_lock: threading.RLock = field(default_factory=threading.RLock)
     closed: bool = False
 
@@ -500,13 +501,17 @@ class LayeredMemory(UserDataMixin):
             return self._core.indexer.flush(self.tenant_id)
 
     def reindex(self) -> int:
-        """Rebuild this tenant's vector index from the RecordStore. Returns how many were indexed."""
+        """Rebuild this tenant's vector index (messages and items) from the RecordStore.
+        Returns how many records were indexed."""
         core = self._core
         if core.index is None:
             return 0
         with core.write_lock:
             core.records.mark_all_pending(self.tenant_id)
-            return core.indexer.flush(self.tenant_id)
+            n = core.indexer.flush(self.tenant_id)
+        if core.records.count_docs(self.tenant_id, "items"):
+            n += self.items.reindex()
+        return n
 
     def close(self) -> None:
         core = self._core

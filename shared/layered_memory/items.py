@@ -226,10 +226,10 @@ class Items:
         self.default_fields = list(default_fields) if default_fields else None
         self.collection = self._core.settings.qdrant.collection_prefix + ITEMS
         index = self._core.index
-        if index is not None and not getattr(self._core, "_items_collection_ready", False):
+        if index is not None and self.collection not in self._core.ensured_collections:
             embedder = self._core.embedder
             index.ensure_collection(self.collection, dense_dim=embedder.dim if embedder else None)
-            self._core._items_collection_ready = True  # type: ignore[attr-defined]
+            self._core.ensured_collections.add(self.collection)
 
     # -- writes ---------------------------------------------------------------------------------------
     def put(

@@ -285,10 +285,13 @@ def test_reindex_rebuilds_a_lost_index(tmp_path, embedder):
     path = tmp_path / "re"
     with LayeredMemory.embedded(path, embedder=embedder) as m:
         m.add_messages([msg(i, t) for i, t in enumerate(TOPICS, 1)])
+        m.items.put(("notes",), "k1", {"text": "the vault code rotates on Fridays"})
     shutil.rmtree(path / "vectors")
     with LayeredMemory.embedded(path, embedder=embedder) as m:
         assert m.search("CrashLoopBackOff").hits == []
-        assert m.reindex() == len(TOPICS)
+        assert m.items.search(("notes",), query="vault code") == []
+        assert m.reindex() == len(TOPICS) + 1
+        assert [i.key for i in m.items.search(("notes",), query="vault code")] == ["k1"]
         assert "m3" in [h.id for h in m.search("CrashLoopBackOff", k=2).hits]
 
 
