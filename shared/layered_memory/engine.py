@@ -38,7 +38,6 @@ from .userdata import UserDataMixin
 logger = logging.getLogger(__name__)
 
 _DEFAULT = "default"
-JOBS = "jobs"
 SUMMARIES = "summary"
 
 
@@ -84,6 +83,7 @@ class _Core:
     memory_sources: list[Any] = field(default_factory=list)  # (mem, user_id, session_id, text, vector) -> list[MemoryLine]
     write_hooks: list[Any] = field(default_factory=list)  # (mem, new_messages) -> None, after the RecordStore write
     processors: list[Any] = field(default_factory=list)  # (mem) -> dict[str, int], run by process()
+    summary_jobs: set[tuple[str, str, str]] = field(default_factory=set)  # (tenant, user, session) to refresh
     ensured_collections: set[str] = field(default_factory=set)  # vector collections already created
     write_lock: threading.RLock = field(default_factory=threading.RLock)
     closed: bool = False
@@ -304,7 +304,9 @@ class LayeredMemory(UserDataMixin):
             new = [m for m, is_new in zip(batch, flags) if is_new]
             if new:
                 sessions = {(m.user_id, m.session_key) for m in new}
-                core.records.put_docs(self.tenant_id, JOBS, {f"summary|{u}|{s}": {"user_id": u, "session_key": s} for u, s in sessions})
+                # Summaries are derived data: the job list lives in memory (a lost job comes back with the
+                # session's next message), which spares the write path one store round trip.
+                core.summary_jobs.update((self.tenant_id, u, s) for u, s in sessions)
                 try:
                     core.indexer.index_messages(self.tenant_id, new)
                 except Exception as exc:  # stored and pending: the next sync_index/process/start indexes them
@@ -409,15 +411,19 @@ class LayeredMemory(UserDataMixin):
         core.records.put_docs(self.tenant_id, SUMMARIES, {key: doc})
         return text
 
-    def _summary_stale(self, user_id: str, session_id: str) -> bool:
+    def _current_summary(self, user_id: str, session_id: str) -> str | None:
+        """The session's summary, refreshed first when stale and no chat model is set (the
+        extractive summary is cheap; with a model the refresh waits for ``process()``)."""
         core = self._core
         cfg = core.settings.memory
-        total = core.records.count_messages(self.tenant_id, user_id=user_id, session_key=session_id)
-        if total <= cfg.summary_threshold_messages:
-            return False
         doc = core.records.get_docs(self.tenant_id, SUMMARIES, [f"{user_id}|{session_id}"])[0]
-        covered = doc["covered_count"] if doc else 0
-        return total - cfg.short_term_window - covered >= cfg.summary_threshold_messages - cfg.short_term_window
+        if core.chat_model is None:
+            total = core.records.count_messages(self.tenant_id, user_id=user_id, session_key=session_id)
+            covered = doc["covered_count"] if doc else 0
+            step = cfg.summary_threshold_messages - cfg.short_term_window
+            if total > cfg.summary_threshold_messages and total - cfg.short_term_window - covered >= step:
+                return self.refresh_summary(user_id, session_id)
+        return doc["text"] if doc else None
 
     # -- context ------------------------------------------------------------------------------
     def get_context_for_user(
@@ -435,9 +441,7 @@ class LayeredMemory(UserDataMixin):
         user_id = self._user(user_id)
         core = self._core
         cfg = core.settings.memory
-        if core.chat_model is None and self._summary_stale(user_id, session_id):
-            self.refresh_summary(user_id, session_id)  # extractive: cheap; with a model: process()
-        summary = self.get_summary(user_id, session_id)
+        summary = self._current_summary(user_id, session_id)
         user_data = self.get_user_data(user_id)
         window = core.records.window(self.tenant_id, user_id=user_id, session_key=session_id, limit=cfg.short_term_window)
         memory: list[MemoryLine] = []
@@ -484,12 +488,12 @@ class LayeredMemory(UserDataMixin):
         """Run pending background work: index pending messages, refresh stale summaries."""
         core = self._core
         done = {"indexed": self.sync_index(), "summaries": 0}
-        jobs = core.records.list_docs(self.tenant_id, JOBS, prefix="summary|", limit=100_000)
-        for key, job in jobs:
-            before = self.get_summary(job["user_id"], job["session_key"]) if not self.bound_user else None
-            after = LayeredMemory(core, self.tenant_id).refresh_summary(job["user_id"], job["session_key"])
+        unbound = LayeredMemory(core, self.tenant_id)
+        for job in sorted(j for j in core.summary_jobs if j[0] == self.tenant_id):
+            core.summary_jobs.discard(job)
+            before = unbound.get_summary(job[1], job[2])
+            after = unbound.refresh_summary(job[1], job[2])
             done["summaries"] += int(after is not None and after != before)
-            core.records.delete_docs(self.tenant_id, JOBS, [key])
         for processor in core.processors:
             for name, n in processor(self).items():
                 done[name] = done.get(name, 0) + n
