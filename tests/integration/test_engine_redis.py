@@ -1,0 +1,81 @@
+"""The same engine on the production backends: Redis (a real redis-server started by the suite)
+and the qdrant-client code path (through its local mode), plus Redis-only core mode."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from layered_memory import BackendUnavailable, LayeredMemory, LayeredMemorySettings
+from layered_memory.stores.qdrant_server import QdrantVectorIndex
+from layered_memory.stores.redis import RedisRecordStore
+
+pytestmark = pytest.mark.redis
+T0 = datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc)
+TEXTS = [
+    "I am moving our backend to Kubernetes next week",
+    "Start with a staging namespace",
+    "Our payments pod fails with CrashLoopBackOff",
+    "Check kubectl logs --previous",
+    "Я еду в отпуск в Казань в июне",
+    "我下个月要去上海出差，帮我订高铁票",
+]
+
+
+def msg(i, text, user="u1", session="s1"):
+    return {"message_id": f"m{i}", "chat_id": session, "user_id": user, "role": "user" if i % 2 else "assistant",
+            "content": text, "create_time": T0 + timedelta(minutes=i)}
+
+
+def settings():
+    s = LayeredMemorySettings()
+    s.memory.short_term_window = 2
+    s.memory.summary_threshold_messages = 4
+    return s
+
+
+@pytest.fixture
+def redis_mem(redis_url, redis_prefix):
+    from layered_memory.providers.local import USEEmbedder
+
+    records = RedisRecordStore.from_url(redis_url, prefix=redis_prefix)
+    mem = LayeredMemory.from_stores(records, QdrantVectorIndex.in_memory(), embedder=USEEmbedder(), settings=settings())
+    yield mem
+    mem.close()
+
+
+def test_redis_and_qdrant_client_path(redis_mem):
+    redis_mem.add_messages([msg(i, t) for i, t in enumerate(TEXTS, 1)])
+    assert redis_mem.add_message(msg(1, TEXTS[0])).seq == 1  # idempotent
+    res = redis_mem.search("payments pod crash", k=3)
+    assert res.route_used == "hybrid" and res.hits[0].id == "m3"
+    assert redis_mem.search("高铁票", route="bm25").hits[0].id == "m6"
+    ctx = redis_mem.get_context_for_user("u1", "s1")
+    assert [m.kind for m in ctx][:1] == ["summary"] and [m.message_id for m in ctx if m.kind == "window"] == ["m5", "m6"]
+    other = redis_mem.tenant("other")
+    assert other.search("payments pod crash").hits == []
+
+
+def test_redis_only_core_mode_searches_with_bm25(redis_url, redis_prefix):
+    mem = LayeredMemory.from_urls(redis_url=redis_url, embedder="none", settings=settings().model_copy(
+        update={"redis": settings().redis.model_copy(update={"prefix": redis_prefix})}))
+    mem.add_messages([msg(i, t) for i, t in enumerate(TEXTS, 1)])
+    mem.add_message(msg(9, "payments pod of another user", user="u2"))
+    res = mem.search("payments pod", filters={"user_id": "u1"})
+    assert res.route_used == "bm25" and [h.id for h in res.hits] == ["m3"]
+    assert "Relevant memory" not in str(mem.get_context_for_user("u1", "s1"))
+    mem.close()
+
+
+def test_redis_down_is_one_clear_error_without_hanging():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    t0 = time.perf_counter()
+    with pytest.raises(BackendUnavailable, match=f"127.0.0.1:{port}"):
+        LayeredMemory.from_urls(redis_url=f"redis://127.0.0.1:{port}/0", embedder="none")
+    assert time.perf_counter() - t0 < 5
