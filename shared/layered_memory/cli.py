@@ -63,7 +63,8 @@ def _open(ctx: click.Context) -> Iterator[LayeredMemory]:
 @click.group(cls=_Group)
 @click.option("--path", envvar="LAYERED_MEMORY_DATA_DIR", help="Data directory of the embedded store (default .layered_memory).")
 @click.option("--tenant", envvar="LAYERED_MEMORY_TENANT", help="Tenant to read and write (default 'default').")
-@click.option("--embedder", type=click.Choice(["default", "none"]), default=None, help="Local default embedder, or none (BM25 only).")
+@click.option("--embedder", default=None, metavar="NAME", envvar="LAYERED_MEMORY_EMBEDDER",
+              help="default | none (BM25 only) | e5 | use | openai:<model>@<base_url>.")
 @click.option("--redis-url", envvar="LAYERED_MEMORY_REDIS__URL", help="Use Redis as the record store.")
 @click.option("--qdrant-url", envvar="LAYERED_MEMORY_QDRANT__URL", help="Use a Qdrant server as the vector index.")
 @click.pass_context

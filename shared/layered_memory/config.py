@@ -129,7 +129,10 @@ class LayeredMemorySettings(BaseSettings):
 
     data_dir: str = ".layered_memory"
     tenant: str = "default"
-    embedder: str = "default"  # "default" (local offline model), "none", "openai:<model>@<base_url>"
+    # "default" (the local offline model), "e5" / "use" (a named local model), "none" (BM25 only),
+    # or "openai:<model>@<base_url>" for any OpenAI-compatible /embeddings endpoint.
+    embedder: str = "default"
+    embedder_api_key: SecretStr | None = None
     sqlite: SQLiteSettings = SQLiteSettings()
     redis: RedisSettings = RedisSettings()
     qdrant: QdrantSettings = QdrantSettings()

@@ -41,7 +41,8 @@ _DEFAULT = "default"
 SUMMARIES = "summary"
 
 
-def _resolve_embedder(embedder: Any) -> Embedder | None:
+def _resolve_embedder(embedder: Any, api_key: str | None = None) -> Embedder | None:
+    """An embedder object, or one named by a string (see ``LayeredMemorySettings.embedder``)."""
     if embedder is None or embedder == "none":
         return None
     if embedder == _DEFAULT:
@@ -49,9 +50,19 @@ def _resolve_embedder(embedder: Any) -> Embedder | None:
 
         return default_embedder()
     if isinstance(embedder, str):
+        from .providers.local import LOCAL_EMBEDDERS
+
+        if embedder in LOCAL_EMBEDDERS:
+            return LOCAL_EMBEDDERS[embedder]()
+        model, sep, base_url = embedder.removeprefix("openai:").partition("@")
+        if embedder.startswith("openai:") and sep and model and base_url:
+            from .providers.openai_compat import OpenAICompatibleEmbedder
+
+            return OpenAICompatibleEmbedder(base_url, model, api_key=api_key)
         raise ConfigurationError(
-            f"embedder={embedder!r} is not known; pass 'default', 'none', or an embedder object "
-            "(an Embedder, a LangChain Embeddings or a LlamaIndex BaseEmbedding)"
+            f"embedder={embedder!r} is not known; use 'default', 'none', one of {', '.join(sorted(LOCAL_EMBEDDERS))}, "
+            "'openai:<model>@<base_url>' (e.g. openai:text-embedding-3-small@https://api.openai.com/v1), or pass an "
+            "embedder object (an Embedder, a LangChain Embeddings or a LlamaIndex BaseEmbedding)"
         )
     from .providers.wrappers import as_embedder  # a static check: never probes a remote embedder
 
@@ -118,7 +129,8 @@ class LayeredMemory(UserDataMixin):
     ) -> LayeredMemory:
         """Build from ready stores (any RecordStore / VectorIndex)."""
         settings = settings or LayeredMemorySettings()
-        emb = _resolve_embedder(embedder)
+        key = settings.embedder_api_key.get_secret_value() if settings.embedder_api_key else None
+        emb = _resolve_embedder(embedder, key)
         records.setup()
         analyzer = Analyzer()
         r = settings.retrieval
