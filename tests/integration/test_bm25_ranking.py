@@ -1,0 +1,54 @@
+"""The bm25 route (sparse vectors + Qdrant's IDF modifier) ranks like rank_bm25 on the same terms."""
+
+from __future__ import annotations
+
+import math
+import random
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from rank_bm25 import BM25Okapi
+
+from layered_memory import LayeredMemory, LayeredMemorySettings
+from layered_memory.retrieval.analyzer import Analyzer
+
+WORDS = (
+    "kubernetes pod crash deploy billing token redis cache postgres migration staging error timeout "
+    "config secret rotate backup queue worker latency отпуск поездка ресторан билет встреча проект "
+    "高铁 上海 出差 会议 报告"
+).split()
+
+
+class QdrantIdfBM25(BM25Okapi):
+    """rank_bm25 with Qdrant's IDF (ln(1 + (N - n + 0.5) / (n + 0.5))) instead of its epsilon floor."""
+
+    def _calc_idf(self, nd):
+        for word, freq in nd.items():
+            self.idf[word] = math.log(1 + (self.corpus_size - freq + 0.5) / (freq + 0.5))
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_bm25_route_matches_rank_bm25(tmp_path, seed):
+    rng = random.Random(seed)
+    docs = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 25))) for _ in range(150)]
+    analyzer = Analyzer()
+    corpus = [analyzer.terms(d) for d in docs]
+    settings = LayeredMemorySettings()
+    settings.retrieval.index_context = "text"
+    settings.retrieval.avgdl = sum(map(len, corpus)) / len(corpus)
+    reference = QdrantIdfBM25(corpus, k1=settings.retrieval.k1, b=settings.retrieval.b)
+    t0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    with LayeredMemory.embedded(tmp_path, embedder="none", settings=settings) as mem:
+        mem.add_messages([
+            {"message_id": f"d{i}", "chat_id": "c", "user_id": "u", "content": d, "create_time": t0 + timedelta(seconds=i)}
+            for i, d in enumerate(docs)
+        ])
+        for _ in range(25):
+            query = " ".join(rng.sample(WORDS, rng.randint(1, 4)))  # distinct terms: the query side weighs each once
+            expected = reference.get_scores(analyzer.terms(query))
+            hits = mem.search(query, k=10, route="bm25").hits
+            got = [(int(h.id[1:]), h.score) for h in hits]
+            want = sorted(((i, s) for i, s in enumerate(expected) if s > 0), key=lambda x: -x[1])[:10]
+            assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-4), query
+            for i, score in got:  # the same documents, up to the order of equal scores
+                assert expected[i] == pytest.approx(score, rel=1e-4)
