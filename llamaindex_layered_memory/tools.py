@@ -11,7 +11,6 @@ with ``user_id``, to one user: the model cannot name another user. They return e
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from layered_memory import LayeredMemory
@@ -21,7 +20,7 @@ from llama_index.core.tools.tool_spec.base import SPEC_FUNCTION_TYPE, BaseToolSp
 
 
 def _json(output: Any) -> str | None:
-    return json.dumps(output, ensure_ascii=False, default=str) if isinstance(output, dict) else None
+    return shared.search_json(output) if isinstance(output, dict) else None
 
 
 async def _ajson(output: Any) -> str | None:
@@ -40,7 +39,8 @@ class LayeredMemoryToolSpec(BaseToolSpec):
     """The memory tools bound to ``mem`` (a tenant handle) and, with ``user_id``, to one user.
 
     Without a bound user ``qdrant_search_memory``, ``search`` and ``topic_search`` see the whole
-    tenant and ``list_tasks`` answers with an error text.
+    tenant and ``list_tasks`` answers with an error text. ``mem=None`` (memory not configured):
+    every tool answers seed 000's "not configured" text.
     """
 
     spec_functions: list[SPEC_FUNCTION_TYPE] = [
@@ -50,20 +50,20 @@ class LayeredMemoryToolSpec(BaseToolSpec):
         ("list_tasks", "alist_tasks"),
     ]
 
-    def __init__(self, mem: LayeredMemory, user_id: str | None = None) -> None:
-        if not isinstance(mem, LayeredMemory):
+    def __init__(self, mem: LayeredMemory | None, user_id: str | None = None) -> None:
+        if mem is not None and not isinstance(mem, LayeredMemory):
             raise TypeError(
                 f"LayeredMemoryToolSpec needs a layered_memory.LayeredMemory as mem, got {type(mem).__name__}; "
                 "build one with LayeredMemory.embedded(path)"
             )
-        self.mem = mem.for_user(user_id) if user_id and mem.bound_user != user_id else mem
+        self.mem = shared.bind(mem, user_id)
 
-    # -- the tools (sync and async twins) ---------------------------------------------------------
-    def qdrant_search_memory(self, query_text: str, limit: int = shared.QDRANT_SEARCH_DEFAULT_LIMIT, filters: dict | None = None) -> str:
+    # -- the tools (sync and async twins; a missing or bad argument is answered with the shared error text)
+    def qdrant_search_memory(self, query_text: str | None = None, limit: int = shared.QDRANT_SEARCH_DEFAULT_LIMIT, filters: dict | None = None) -> str:
         """Search past conversation messages by meaning (seed 000 output)."""
         return shared.qdrant_search_memory(self.mem, query_text, limit, filters)
 
-    async def aqdrant_search_memory(self, query_text: str, limit: int = shared.QDRANT_SEARCH_DEFAULT_LIMIT, filters: dict | None = None) -> str:
+    async def aqdrant_search_memory(self, query_text: str | None = None, limit: int = shared.QDRANT_SEARCH_DEFAULT_LIMIT, filters: dict | None = None) -> str:
         return await shared.aqdrant_search_memory(self.mem, query_text, limit, filters)
 
     def search(self, queries: list[str] | str | None = None, filters: dict | None = None, k: int = shared.SEARCH_DEFAULT_K,
@@ -75,11 +75,11 @@ class LayeredMemoryToolSpec(BaseToolSpec):
                       route: str = "hybrid", query: str | None = None) -> dict:
         return await shared.asearch_tool(self.mem, queries, filters, k, route, query=query)
 
-    def topic_search(self, query: str, chat_id: str | None = None, k: int = shared.TOPIC_SEARCH_DEFAULT_K) -> str:
+    def topic_search(self, query: str | None = None, chat_id: str | None = None, k: int = shared.TOPIC_SEARCH_DEFAULT_K) -> str:
         """Search conversation topics by meaning."""
         return shared.topic_search_tool(self.mem, query, chat_id, k)
 
-    async def atopic_search(self, query: str, chat_id: str | None = None, k: int = shared.TOPIC_SEARCH_DEFAULT_K) -> str:
+    async def atopic_search(self, query: str | None = None, chat_id: str | None = None, k: int = shared.TOPIC_SEARCH_DEFAULT_K) -> str:
         return await shared.atopic_search_tool(self.mem, query, chat_id, k)
 
     def list_tasks(self, status: str | None = None) -> str:
@@ -116,7 +116,7 @@ class LayeredMemoryToolSpec(BaseToolSpec):
         return out
 
 
-def layered_memory_tools(mem: LayeredMemory, user_id: str | None = None, names: list[str] | None = None) -> list[FunctionTool]:
+def layered_memory_tools(mem: LayeredMemory | None, user_id: str | None = None, names: list[str] | None = None) -> list[FunctionTool]:
     """The memory tools as ``FunctionTool``s: ``LayeredMemoryToolSpec(mem, user_id).to_tool_list(names)``."""
     return LayeredMemoryToolSpec(mem, user_id).to_tool_list(names)  # type: ignore[arg-type]
 

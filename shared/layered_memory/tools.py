@@ -10,8 +10,18 @@ descriptions, argument schemas and outputs whichever framework runs it:
 - ``topic_search``: topic threads of the user's chats (``mem.topics.topic_search``), as text;
 - ``list_tasks`` (seed 002 tasks skill): the user's tasks as text.
 
-Every function takes an engine handle. Bind it first (``mem.tenant("acme").for_user("u1")``): the
-scope is enforced by the engine, and no tool takes a user id from the model.
+Every function takes an engine handle. Bind it first (``mem.tenant("acme").for_user("u1")``, or
+:func:`bind`): the scope is enforced by the engine, and no tool takes a user id from the model. A
+``None`` handle means memory is not configured: every tool then answers ``QDRANT_NOT_CONFIGURED``.
+
+The argument schemas describe the arguments to the model but accept any value: the functions check
+them and answer a bad one with an error text, so no framework raises a validation error into the
+agent loop. The one rule for ``limit`` (seed 000): above 20 is lowered to 20 (the seed's maximum);
+below 1, or not an integer, is ``Error searching memory: limit=...: must be from 1 to 20; ...``.
+
+``topic_search_output`` / ``list_tasks_output`` return ``(text, data)`` for adapters that hand the
+data back next to the text (LangChain's ``content_and_artifact``); ``search_json`` is the text of
+``search_tool``'s dict.
 
     text = qdrant_search_memory(mem.for_user("u1"), "How do I install Docker?", limit=3)
     data = search_tool(mem.for_user("u1"), ["docker", "install"], k=5)
@@ -24,12 +34,14 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, WithJsonSchema, model_validator
 
 from .errors import InvalidInputError
 from .models import SearchHit, SearchResult
+from .retrieval.plan import ROUTES
+from .userdata import TASK_STATUSES
 
 if TYPE_CHECKING:
     from .engine import LayeredMemory
@@ -81,37 +93,67 @@ LIST_TASKS_DESCRIPTION = (
 
 
 # -- argument schemas (pydantic v2; usable as LangChain args_schema and LlamaIndex fn_schema) -----
-class QdrantSearchFilters(BaseModel):
-    """Filters of ``qdrant_search_memory`` (seed 000)."""
+class _ToolArgs(BaseModel):
+    """Base of the tool schemas: a missing required argument validates as ``None`` (the schema
+    still lists it as required), so the tool function answers it with its error text."""
 
-    role: str | None = Field(default=None, description="Only messages of this role: user, assistant or system")
+    @model_validator(mode="before")
+    @classmethod
+    def _missing_is_none(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            missing = [n for n, f in cls.model_fields.items() if f.is_required() and n not in data]
+            return {**data, **dict.fromkeys(missing)} if missing else data
+        return data
+
+
+class QdrantSearchFilters(BaseModel):
+    """Filters of ``qdrant_search_memory`` (seed 000); the model sees their JSON schema."""
+
+    role: Literal["user", "assistant", "system"] | None = Field(default=None, description="Only messages of this role: user, assistant or system")
     session_key: str | None = Field(default=None, description="Only this session, e.g. telegram:123456")
     timestamp_from: str | None = Field(default=None, description="Messages from this time, ISO 8601, e.g. 2024-01-01T00:00:00Z")
     timestamp_to: str | None = Field(default=None, description="Messages up to this time, ISO 8601")
 
 
-class QdrantSearchMemoryArgs(BaseModel):
-    query_text: str = Field(description="What you are looking for, in natural language")
-    limit: int = Field(default=QDRANT_SEARCH_DEFAULT_LIMIT, description="Maximum number of results (default 5, at most 20)")
-    filters: QdrantSearchFilters | None = Field(default=None, description="Optional filters to narrow the search")
+# Fields the model sees with these JSON types but that accept any value: the tool function checks
+# it and answers a bad one with its error text (a framework validating the schema must not raise).
+_NULL = {"type": "null"}
+_AnyString = Annotated[Any, WithJsonSchema({"type": "string"})]
+_AnyOptionalString = Annotated[Any, WithJsonSchema({"anyOf": [{"type": "string"}, _NULL]})]
+_AnyInteger = Annotated[Any, WithJsonSchema({"type": "integer"})]
+_AnyObject = Annotated[Any, WithJsonSchema({"anyOf": [{"type": "object"}, _NULL]})]
+_AnyQueries = Annotated[Any, WithJsonSchema({"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}, _NULL]})]
+_AnyRoute = Annotated[Any, WithJsonSchema({"type": "string", "enum": list(ROUTES)})]
+_AnyStatus = Annotated[Any, WithJsonSchema({"anyOf": [{"type": "string", "enum": list(TASK_STATUSES)}, _NULL]})]
+_AnyFilters = Annotated[Any, WithJsonSchema({"anyOf": [
+    {k: v for k, v in QdrantSearchFilters.model_json_schema().items() if k not in ("title", "description")}, _NULL,
+]})]
 
 
-class SearchArgs(BaseModel):
-    queries: list[str] | str | None = Field(default=None, description="One search query or a list of them")
-    filters: dict[str, Any] | None = Field(default=None, description="Metadata filters, e.g. {\"role\": \"user\", \"timestamp_from\": \"2024-01-01T00:00:00Z\"}")
-    k: int = Field(default=SEARCH_DEFAULT_K, description="Number of results (1-100)")
-    route: str = Field(default="hybrid", description="hybrid | bm25 | dense")
-    query: str | None = Field(default=None, description="A single query (alternative to queries)")
+class QdrantSearchMemoryArgs(_ToolArgs):
+    query_text: _AnyString = Field(description="What you are looking for, in natural language")
+    limit: _AnyInteger = Field(
+        default=QDRANT_SEARCH_DEFAULT_LIMIT, description="Maximum number of results (default 5, at most 20; a larger value gives 20)"
+    )
+    filters: _AnyFilters = Field(default=None, description="Optional filters to narrow the search")
 
 
-class TopicSearchArgs(BaseModel):
-    query: str = Field(description="The subject to look for")
-    chat_id: str | None = Field(default=None, description="Only topics of this chat")
-    k: int = Field(default=TOPIC_SEARCH_DEFAULT_K, description="Number of topics")
+class SearchArgs(_ToolArgs):
+    queries: _AnyQueries = Field(default=None, description="One search query or a list of them")
+    filters: _AnyObject = Field(default=None, description="Metadata filters, e.g. {\"role\": \"user\", \"timestamp_from\": \"2024-01-01T00:00:00Z\"}")
+    k: _AnyInteger = Field(default=SEARCH_DEFAULT_K, description="Number of results (1-100)")
+    route: _AnyRoute = Field(default="hybrid", description=" | ".join(ROUTES))
+    query: _AnyOptionalString = Field(default=None, description="A single query (alternative to queries)")
 
 
-class ListTasksArgs(BaseModel):
-    status: str | None = Field(default=None, description="open | in_progress | done | cancelled; omit for all")
+class TopicSearchArgs(_ToolArgs):
+    query: _AnyString = Field(description="The subject to look for")
+    chat_id: _AnyOptionalString = Field(default=None, description="Only topics of this chat")
+    k: _AnyInteger = Field(default=TOPIC_SEARCH_DEFAULT_K, description="Number of topics")
+
+
+class ListTasksArgs(_ToolArgs):
+    status: _AnyStatus = Field(default=None, description=" | ".join(TASK_STATUSES) + "; omit for all")
 
 
 # -- formatting ---------------------------------------------------------------------------------
@@ -253,8 +295,8 @@ async def aqdrant_search_memory(mem: LayeredMemory | None, query_text: Any, limi
 
 
 # -- search (seed 003) ---------------------------------------------------------------------------
-def _search_error(route: Any, exc: BaseException) -> dict[str, Any]:
-    return {"hits": [], "total_found": 0, "route_used": route if isinstance(route, str) else "hybrid", "error": search_error(exc)}
+def _search_error(route: Any, message: str) -> dict[str, Any]:
+    return {"hits": [], "total_found": 0, "route_used": route if isinstance(route, str) else "hybrid", "error": message}
 
 
 def _search_args(queries: Any, filters: Any, k: Any, route: Any, query: Any) -> tuple[Any, dict[str, Any], int, str]:
@@ -268,51 +310,63 @@ def _search_args(queries: Any, filters: Any, k: Any, route: Any, query: Any) -> 
     return queries, _as_filters(filters), _as_int("k", k, SEARCH_DEFAULT_K), route or "hybrid"
 
 
+def _fallback(out: dict[str, Any], exc: BaseException) -> dict[str, Any]:
+    out["fallback_reason"] = f"hybrid search failed: {type(exc).__name__}: {exc}"
+    return out
+
+
+def _bm25_fallback_or_raise(rt: str, exc: BaseException) -> None:
+    """Re-raise ``exc`` unless a hybrid search failed for a reason other than bad input."""
+    if rt != "hybrid" or isinstance(exc, InvalidInputError):
+        raise exc
+    logger.warning("hybrid search failed (%s); retrying with bm25", type(exc).__name__)
+
+
 def search_tool(
-    mem: LayeredMemory, queries: Any = None, filters: Any = None, k: Any = SEARCH_DEFAULT_K, route: Any = "hybrid", *, query: Any = None
+    mem: LayeredMemory | None, queries: Any = None, filters: Any = None, k: Any = SEARCH_DEFAULT_K, route: Any = "hybrid", *, query: Any = None
 ) -> dict[str, Any]:
     """Seed 003's tool: ``{"hits": [...], "total_found": int, "route_used": str}``.
 
     When a hybrid search fails (not for bad input) it is retried with bm25 and ``fallback_reason``
     says why. Bad input or a failed search give ``{"hits": [], "total_found": 0, "route_used": ...,
-    "error": "Error searching memory: <field=value: rule; fix>"}``: never raises.
+    "error": "Error searching memory: <field=value: rule; fix>"}`` (``"error": QDRANT_NOT_CONFIGURED``
+    without an engine): never raises.
     """
+    if mem is None:
+        return _search_error(route, QDRANT_NOT_CONFIGURED)
     try:
         qs, flt, n, rt = _search_args(queries, filters, k, route, query)
         try:
             return mem.search(qs, filters=flt, k=n, route=rt).to_dict()
-        except InvalidInputError:
-            raise
         except Exception as exc:
-            if rt != "hybrid":
-                raise
-            logger.warning("hybrid search failed (%s); retrying with bm25", type(exc).__name__)
-            out = mem.search(qs, filters=flt, k=n, route="bm25").to_dict()
-            out["fallback_reason"] = f"hybrid search failed: {type(exc).__name__}: {exc}"
-            return out
+            _bm25_fallback_or_raise(rt, exc)
+            return _fallback(mem.search(qs, filters=flt, k=n, route="bm25").to_dict(), exc)
     except Exception as exc:
-        return _search_error(route, exc)
+        _log_failure("search", exc)
+        return _search_error(route, search_error(exc))
 
 
 async def asearch_tool(
-    mem: LayeredMemory, queries: Any = None, filters: Any = None, k: Any = SEARCH_DEFAULT_K, route: Any = "hybrid", *, query: Any = None
+    mem: LayeredMemory | None, queries: Any = None, filters: Any = None, k: Any = SEARCH_DEFAULT_K, route: Any = "hybrid", *, query: Any = None
 ) -> dict[str, Any]:
     """Async twin of :func:`search_tool` (``mem.asearch``)."""
+    if mem is None:
+        return _search_error(route, QDRANT_NOT_CONFIGURED)
     try:
         qs, flt, n, rt = _search_args(queries, filters, k, route, query)
         try:
             return (await mem.asearch(qs, filters=flt, k=n, route=rt)).to_dict()
-        except InvalidInputError:
-            raise
         except Exception as exc:
-            if rt != "hybrid":
-                raise
-            logger.warning("hybrid search failed (%s); retrying with bm25", type(exc).__name__)
-            out = (await mem.asearch(qs, filters=flt, k=n, route="bm25")).to_dict()
-            out["fallback_reason"] = f"hybrid search failed: {type(exc).__name__}: {exc}"
-            return out
+            _bm25_fallback_or_raise(rt, exc)
+            return _fallback((await mem.asearch(qs, filters=flt, k=n, route="bm25")).to_dict(), exc)
     except Exception as exc:
-        return _search_error(route, exc)
+        _log_failure("search", exc)
+        return _search_error(route, search_error(exc))
+
+
+def search_json(out: Mapping[str, Any]) -> str:
+    """The text the model reads for :func:`search_tool`'s dict: JSON, non-ASCII kept."""
+    return json.dumps(out, ensure_ascii=False, default=str)
 
 
 # -- list_tasks (seed 002) -------------------------------------------------------------------------
@@ -336,48 +390,86 @@ def _status(status: Any) -> str | None:
     return status.strip() if isinstance(status, str) else status
 
 
-def list_tasks_tool(mem: LayeredMemory, user_id: str | None = None, status: Any = None) -> str:
+def _tasks_output(tasks: Sequence[Any], status: str | None) -> tuple[str, list[dict[str, Any]]]:
+    return format_tasks(tasks, status), [t.model_dump(mode="json") for t in tasks]
+
+
+def _tasks_failed(exc: BaseException) -> tuple[str, list[dict[str, Any]]]:
+    _log_failure("list_tasks", exc)
+    return LIST_TASKS_ERROR_PREFIX + str(exc), []
+
+
+def list_tasks_output(mem: LayeredMemory | None, user_id: str | None = None, status: Any = None) -> tuple[str, list[dict[str, Any]]]:
+    """``(text, tasks as JSON dicts)`` of :func:`list_tasks_tool`; on an error ``(error text, [])``."""
+    if mem is None:
+        return QDRANT_NOT_CONFIGURED, []
+    try:
+        st = _status(status)
+        return _tasks_output(mem.list_tasks(user_id, status=st), st)
+    except Exception as exc:
+        return _tasks_failed(exc)
+
+
+async def alist_tasks_output(mem: LayeredMemory | None, user_id: str | None = None, status: Any = None) -> tuple[str, list[dict[str, Any]]]:
+    """Async twin of :func:`list_tasks_output` (``mem.alist_tasks``)."""
+    if mem is None:
+        return QDRANT_NOT_CONFIGURED, []
+    try:
+        st = _status(status)
+        return _tasks_output(await mem.alist_tasks(user_id, status=st), st)
+    except Exception as exc:
+        return _tasks_failed(exc)
+
+
+def list_tasks_tool(mem: LayeredMemory | None, user_id: str | None = None, status: Any = None) -> str:
     """The tasks skill: the user's tasks as text (``user_id`` defaults to the handle's bound user).
 
     Never raises: errors come back as ``Error listing tasks: <field=value: rule; fix>``.
     """
-    try:
-        st = _status(status)
-        return format_tasks(mem.list_tasks(user_id, status=st), st)
-    except Exception as exc:
-        return LIST_TASKS_ERROR_PREFIX + str(exc)
+    return list_tasks_output(mem, user_id, status)[0]
 
 
-async def alist_tasks_tool(mem: LayeredMemory, user_id: str | None = None, status: Any = None) -> str:
+async def alist_tasks_tool(mem: LayeredMemory | None, user_id: str | None = None, status: Any = None) -> str:
     """Async twin of :func:`list_tasks_tool`."""
-    try:
-        st = _status(status)
-        return format_tasks(await mem.alist_tasks(user_id, status=st), st)
-    except Exception as exc:
-        return LIST_TASKS_ERROR_PREFIX + str(exc)
+    return (await alist_tasks_output(mem, user_id, status))[0]
 
 
 # -- topic_search ----------------------------------------------------------------------------------
 def _topic_args(mem: LayeredMemory, query: Any, chat_id: Any, k: Any, user_id: str | None) -> dict[str, Any]:
     if not isinstance(query, str) or not query.strip():
         raise InvalidInputError("query", query, "is required and must be a non-empty string", "describe the subject")
-    return {"chat_id": chat_id or None, "user_id": user_id or mem.bound_user, "k": _as_int("k", k, TOPIC_SEARCH_DEFAULT_K)}
+    n = _as_int("k", k, TOPIC_SEARCH_DEFAULT_K)
+    if n < 1:  # as for qdrant_search_memory's limit: asking for no topics is an error, not "No topics found"
+        raise InvalidInputError("k", n, "must be at least 1", f"pass e.g. k={TOPIC_SEARCH_DEFAULT_K}")
+    return {"chat_id": chat_id or None, "user_id": user_id or mem.bound_user, "k": n}
 
 
-def topic_search_tool(mem: LayeredMemory, query: Any, chat_id: Any = None, k: Any = TOPIC_SEARCH_DEFAULT_K, user_id: str | None = None) -> str:
-    """Topics matching ``query`` (``mem.topics.topic_search(...).to_text()``); never raises.
+def _topics_failed(exc: BaseException) -> tuple[str, dict[str, Any]]:
+    _log_failure("topic_search", exc)
+    message = TOPIC_SEARCH_ERROR_PREFIX + str(exc)
+    return message, {"error": message}
 
-    ``user_id`` defaults to the handle's bound user; errors come back as ``Error searching topics: ...``.
-    """
+
+def topic_search_output(
+    mem: LayeredMemory | None, query: Any, chat_id: Any = None, k: Any = TOPIC_SEARCH_DEFAULT_K, user_id: str | None = None
+) -> tuple[str, dict[str, Any]]:
+    """``(text, result.to_dict())`` of :func:`topic_search_tool`; on an error ``(error text, {"error": text})``."""
+    if mem is None:
+        return QDRANT_NOT_CONFIGURED, {"error": QDRANT_NOT_CONFIGURED}
     try:
         kwargs = _topic_args(mem, query, chat_id, k, user_id)
-        return mem.topics.topic_search(query.strip(), **kwargs).to_text()
+        result = mem.topics.topic_search(query.strip(), **kwargs)
     except Exception as exc:
-        return TOPIC_SEARCH_ERROR_PREFIX + str(exc)
+        return _topics_failed(exc)
+    return result.to_text(), result.to_dict()
 
 
-async def atopic_search_tool(mem: LayeredMemory, query: Any, chat_id: Any = None, k: Any = TOPIC_SEARCH_DEFAULT_K, user_id: str | None = None) -> str:
-    """Async twin of :func:`topic_search_tool` (``topics.atopic_search`` when the engine has it)."""
+async def atopic_search_output(
+    mem: LayeredMemory | None, query: Any, chat_id: Any = None, k: Any = TOPIC_SEARCH_DEFAULT_K, user_id: str | None = None
+) -> tuple[str, dict[str, Any]]:
+    """Async twin of :func:`topic_search_output` (``topics.atopic_search`` when the engine has it)."""
+    if mem is None:
+        return QDRANT_NOT_CONFIGURED, {"error": QDRANT_NOT_CONFIGURED}
     try:
         kwargs = _topic_args(mem, query, chat_id, k, user_id)
         topics = mem.topics
@@ -386,9 +478,37 @@ async def atopic_search_tool(mem: LayeredMemory, query: Any, chat_id: Any = None
             result = await native(query.strip(), **kwargs)
         else:
             result = await asyncio.to_thread(topics.topic_search, query.strip(), **kwargs)
-        return result.to_text()
     except Exception as exc:
-        return TOPIC_SEARCH_ERROR_PREFIX + str(exc)
+        return _topics_failed(exc)
+    return result.to_text(), result.to_dict()
+
+
+def topic_search_tool(
+    mem: LayeredMemory | None, query: Any, chat_id: Any = None, k: Any = TOPIC_SEARCH_DEFAULT_K, user_id: str | None = None
+) -> str:
+    """Topics matching ``query`` (``mem.topics.topic_search(...).to_text()``); never raises.
+
+    ``user_id`` defaults to the handle's bound user; errors come back as ``Error searching topics: ...``.
+    """
+    return topic_search_output(mem, query, chat_id, k, user_id)[0]
+
+
+async def atopic_search_tool(
+    mem: LayeredMemory | None, query: Any, chat_id: Any = None, k: Any = TOPIC_SEARCH_DEFAULT_K, user_id: str | None = None
+) -> str:
+    """Async twin of :func:`topic_search_tool`."""
+    return (await atopic_search_output(mem, query, chat_id, k, user_id))[0]
+
+
+# -- binding ---------------------------------------------------------------------------------------
+def bind(mem: LayeredMemory | None, user_id: str | None = None, tenant: str | None = None) -> LayeredMemory | None:
+    """The handle the tools run on: ``mem`` narrowed to ``tenant`` and ``user_id`` (``None`` stays
+    ``None``: memory not configured). Raises ``InvalidInputError`` if ``mem`` is bound to another user."""
+    if mem is None:
+        return None
+    if tenant:
+        mem = mem.tenant(tenant)
+    return mem.for_user(user_id) if user_id and mem.bound_user != user_id else mem
 
 
 __all__ = [
@@ -411,17 +531,23 @@ __all__ = [
     "QdrantSearchMemoryArgs",
     "SearchArgs",
     "TopicSearchArgs",
+    "alist_tasks_output",
     "alist_tasks_tool",
     "aqdrant_search_memory",
     "asearch_tool",
+    "atopic_search_output",
     "atopic_search_tool",
+    "bind",
     "format_qdrant_search_memory",
     "format_tasks",
     "format_time",
+    "list_tasks_output",
     "list_tasks_tool",
     "qdrant_search_args",
     "qdrant_search_memory",
     "search_error",
+    "search_json",
     "search_tool",
+    "topic_search_output",
     "topic_search_tool",
 ]

@@ -1,5 +1,6 @@
 """LayeredMemoryRetriever (with a real offline embedder, inside a RetrieverQueryEngine), the tool spec
-(names, schemas, outputs identical to the shared formats and to the LangChain adapter), topic_search,
+(names, schemas, outputs identical to the shared formats; parity with the LangChain adapter is in
+test_tools_parity.py), topic_search,
 and LlamaIndex embeddings / LLMs handed to the engine."""
 
 from __future__ import annotations
@@ -11,26 +12,11 @@ import pytest
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import NodeWithScore, TextNode
-from test_llamaindex_support import HashEmbedding, use_embedder
+from test_llamaindex_support import HashEmbedding, seed, use_embedder
 
 from layered_memory import InvalidInputError, LayeredMemory
 from layered_memory import tools as shared
 from llamaindex_layered_memory import LayeredMemoryRetriever, LayeredMemoryToolSpec, layered_memory_tools
-
-HISTORY = [
-    ("a1", "tg:1", "u1", "user", "I moved to Kazan last spring and rent a flat near the river", "2024-03-01T10:00:00Z"),
-    ("a2", "tg:1", "u1", "assistant", "Congratulations on the move!", "2024-03-01T10:00:05Z"),
-    ("a3", "tg:1", "u1", "user", "My favourite food is pelmeni with sour cream", "2024-03-02T09:00:00Z"),
-    ("a4", "tg:3", "u1", "user", "Docker keeps failing with permission denied on the socket", "2024-04-01T12:00:00Z"),
-    ("a5", "tg:3", "u1", "assistant", "Add your user to the docker group and log in again", "2024-04-01T12:00:30Z"),
-    ("b1", "tg:2", "u2", "user", "I live in Lisbon; my bank PIN is 9911", "2024-03-05T08:00:00Z"),
-]
-
-
-def seed(mem: LayeredMemory) -> None:
-    mem.add_messages([
-        {"message_id": i, "chat_id": c, "user_id": u, "role": r, "content": t, "create_time": ts} for i, c, u, r, t, ts in HISTORY
-    ])
 
 
 @pytest.fixture(scope="module")
@@ -148,22 +134,6 @@ def unordered(text: str) -> tuple[str, list[str]]:
     back in either order from one call to the next."""
     head, _, rest = text.partition("\n\n")
     return head, sorted(re.sub(r"^### Message \d+\n", "", b) for b in rest.split("\n\n---\n\n"))
-
-
-def test_formats_match_the_langchain_adapter(mem) -> None:
-    lc = pytest.importorskip("langchain_layered_memory.tools")
-    li = {t.metadata.name: t for t in layered_memory_tools(mem, user_id="u1")}
-    lct = {t.name: t for t in lc.create_memory_tools(mem, user_id="u1")}
-    for args in ({"query_text": "docker socket"}, {"query_text": "kazan", "limit": 3, "filters": {"role": "user"}},
-                 {"query_text": "nothing like this zzqx", "filters": {"session_key": "none"}}, {"query_text": ""},
-                 {"query_text": "docker", "limit": 50}, {"query_text": "docker", "filters": {"timestamp_from": "yesterday"}}):
-        assert unordered(lct["qdrant_search_memory"].invoke(args)) == unordered(li["qdrant_search_memory"].call(**args).content), args
-    lc_search = json.loads(lct["search"].invoke({"queries": ["docker", "kazan"], "k": 3, "route": "bm25"}))
-    li_search = json.loads(li["search"].call(queries=["docker", "kazan"], k=3, route="bm25").content)
-    assert lc_search.keys() == li_search.keys()
-    assert sorted(lc_search["hits"], key=lambda h: h["id"]) == sorted(li_search["hits"], key=lambda h: h["id"])
-    lc_error = json.loads(lct["search"].invoke({"queries": "docker", "k": 500}))
-    assert lc_error == json.loads(li["search"].call(queries="docker", k=500).content)
 
 
 # -- LlamaIndex embeddings and LLMs handed to the engine --------------------------------------------

@@ -91,6 +91,24 @@ def test_argument_rules() -> None:
 
 def test_not_configured_without_engine() -> None:
     assert qdrant_search_memory(None, "anything") == QDRANT_NOT_CONFIGURED
+    assert search_tool(None, "anything", route="bm25") == {"hits": [], "total_found": 0, "route_used": "bm25", "error": QDRANT_NOT_CONFIGURED}
+    assert tools.topic_search_tool(None, "anything") == list_tasks_tool(None) == QDRANT_NOT_CONFIGURED
+    assert tools.topic_search_output(None, "x") == (QDRANT_NOT_CONFIGURED, {"error": QDRANT_NOT_CONFIGURED})
+    assert tools.list_tasks_output(None) == (QDRANT_NOT_CONFIGURED, [])
+    assert tools.bind(None, "u1") is None
+
+
+def test_schemas_describe_but_never_reject() -> None:
+    """The model sees typed, required arguments; any value validates, so LangChain (which validates
+    before the tool runs) hands it to the function, which answers a bad one with its error text."""
+    schema = tools.QdrantSearchMemoryArgs.model_json_schema()
+    assert schema["required"] == ["query_text"] and schema["properties"]["limit"]["type"] == "integer"
+    assert tools.SearchArgs.model_json_schema()["properties"]["route"]["enum"] == ["hybrid", "bm25", "dense"]
+    assert tools.TopicSearchArgs.model_json_schema()["required"] == ["query"]
+    parsed = tools.QdrantSearchMemoryArgs.model_validate({"limit": "many", "filters": "oops"})
+    assert (parsed.query_text, parsed.limit, parsed.filters) == (None, "many", "oops")
+    assert tools.SearchArgs.model_validate({"route": "fuzzy", "k": 0}).route == "fuzzy"
+    assert tools.ListTasksArgs.model_validate({"status": 5}).status == 5
 
 
 @pytest.fixture
@@ -194,3 +212,5 @@ def test_list_tasks_tool(mem) -> None:
 def test_topic_search_tool_reports_errors_as_text(mem) -> None:
     assert tools.topic_search_tool(mem, "").startswith("Error searching topics: query='': is required")
     assert tools.topic_search_tool(mem.for_user("u1"), "docker", k="x").startswith("Error searching topics: k='x'")
+    assert tools.topic_search_tool(mem.for_user("u1"), "docker", k=0).startswith("Error searching topics: k=0: must be at least 1")
+    assert tools.topic_search_tool(mem.for_user("u1"), None).startswith("Error searching topics: query=None: is required")
