@@ -133,6 +133,8 @@ class SearchService:
             payloads = {rid: p for lst in per_query for rid, _, p in lst}
             fused = rrf([[rid for rid, _, _ in lst] for lst in per_query], k=self.settings.rrf_k)
             ranked = [(rid, score, payloads[rid]) for rid, score in fused]
+        # equal scores (frequent after RRF) come back in any order from the index: newest first, then id
+        ranked.sort(key=lambda r: (-round(r[1], 9), -(r[2].get("seq") or 0), str(r[0])))
         total = len(ranked)
         query_terms = sorted({t for q in plan.queries for t in self.analyzer.terms(q)})
         hits_out = [
