@@ -142,7 +142,11 @@ class TopicRuntime:
         if core.embedder is None or not msgs:
             return {}
         vecs: dict[str, list[float]] = {}
-        if core.index is not None:
+        # The index's vectors can be reused only when they embed the message alone: with the
+        # "neighbour" context they also carry the previous turn, which would pull the first
+        # message of a new topic into the old one. Then the message is embedded again, here,
+        # off the write path.
+        if core.index is not None and core.indexer.context != "neighbour":
             ids = [point_id(tenant, "message", m.message_id) for m in msgs]
             try:
                 hits, _ = core.index.scroll(
