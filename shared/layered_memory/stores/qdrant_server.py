@@ -14,9 +14,10 @@ Example::
 from __future__ import annotations
 
 import logging
+import threading
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import httpx
@@ -54,6 +55,10 @@ class QdrantVectorIndex:
         self.client = client
         self.location = location or _describe(client)
         self._schemas: dict[str, qc.CollectionSchema] = {}
+        # Local mode (":memory:" / path) is not thread-safe (concurrent upsert and query broke numpy
+        # shapes in a test): serialize it. A server client is safe and stays unlocked.
+        local = type(getattr(client, "_client", None)).__name__ == "QdrantLocal"
+        self._lock: Any = threading.RLock() if local else nullcontext()
 
     @classmethod
     def from_url(cls, url: str, api_key: str | None = None, timeout: int = 10) -> QdrantVectorIndex:
@@ -318,7 +323,8 @@ class QdrantVectorIndex:
         """Translate qdrant-client / httpx exceptions at this seam only, naming the server location."""
         where = f"Qdrant at {self.location}" + (f", collection {name!r}" if name else "")
         try:
-            yield
+            with self._lock:
+                yield
         except LayeredMemoryError:
             raise
         except (ResponseHandlingException, httpx.HTTPError) as exc:
