@@ -97,11 +97,16 @@ def run_quality(args) -> None:
     print(f"LoCoMo: {len(convs)} conversations, {sum(len(c.texts) for c in convs)} turns, {n_q} questions; embedder {args.embedder}\n")
     emb = CachedEmbedder(args.embedder, args.cache)
     settings = LayeredMemorySettings()
+    for name in ("rrf_k", "dense_weight", "prefetch_limit", "index_context"):
+        if getattr(args, name) is not None:
+            setattr(settings.retrieval, name, getattr(args, name))
+    r = settings.retrieval
+    print(f"retrieval: index_context={r.index_context} rrf_k={r.rrf_k} dense_weight={r.dense_weight} prefetch={r.prefetch_limit}\n")
     rows = [
         ("baseline: rank_bm25 whitespace (turn text)", evaluate(rank_bm25_whitespace(convs, "text"), convs)),
         (f"baseline: numpy cosine {args.embedder} (turn text)", evaluate(numpy_cosine(convs, emb.cache), convs)),
     ]
-    for route in ("bm25", "dense", "hybrid"):
+    for route in args.routes:
         t0 = time.perf_counter()
         rows.append((f"layered-memory search route={route}", evaluate(engine_rankings(convs, emb, route, settings), convs)))
         print(f"  route {route}: {time.perf_counter() - t0:.0f} s", file=sys.stderr)
@@ -170,6 +175,11 @@ def main() -> None:
     ap.add_argument("--conversations", type=int, default=10)
     ap.add_argument("--embedder", choices=sorted(DIMS), default="e5")
     ap.add_argument("--cache", default=DEFAULT_CACHE)
+    ap.add_argument("--routes", nargs="+", default=["bm25", "dense", "hybrid"])
+    ap.add_argument("--rrf-k", dest="rrf_k", type=int)
+    ap.add_argument("--dense-weight", dest="dense_weight", type=float)
+    ap.add_argument("--prefetch", dest="prefetch_limit", type=int)
+    ap.add_argument("--index-context", dest="index_context", choices=["neighbour", "speaker", "text"])
     ap.add_argument("--latency", action="store_true")
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--samples", type=int, default=200)
