@@ -98,7 +98,7 @@ def naive_baseline(n: int, vectors: np.ndarray, rng: random.Random, samples: int
     return pct(adds, 50), pct(adds, 95), pct(ctxs, 50), pct(ctxs, 95)
 
 
-def run(backend: str, n: int, emb: PoolEmbedder, samples: int, redis_url: str | None) -> list[list[object]]:
+def run(backend: str, n: int, emb: PoolEmbedder, samples: int, redis_url: str | None, optimize: bool) -> list[list[object]]:
     rng = random.Random(n)
     settings = LayeredMemorySettings()
     rows = []
@@ -121,13 +121,20 @@ def run(backend: str, n: int, emb: PoolEmbedder, samples: int, redis_url: str | 
             t0 = time.perf_counter()
             mem.add_message(m)
             adds.append((time.perf_counter() - t0) * 1000)
-        for include_vector in (False, True):
+        passes = [(False, "no vector"), (True, "vector")]
+        if optimize:
+            passes.append((True, "optimize"))
+        for include_vector, label in passes:
+            if label == "optimize":
+                t0 = time.perf_counter()
+                mem.optimize()
+                label = f"vector, after optimize() ({time.perf_counter() - t0:.0f} s)"
             ctx = []
             for _ in range(samples):
                 t0 = time.perf_counter()
                 mem.get_context_for_user("u1", "bench", include_vector=include_vector)
                 ctx.append((time.perf_counter() - t0) * 1000)
-            rows.append([backend, n, f"{fill:,.0f}/s", pct(adds, 50), pct(adds, 95), "vector" if include_vector else "no vector", pct(ctx, 50), pct(ctx, 95)])
+            rows.append([backend, n, f"{fill:,.0f}/s", pct(adds, 50), pct(adds, 95), label, pct(ctx, 50), pct(ctx, 95)])
         mem.close()
     return rows
 
@@ -137,6 +144,7 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     ap.add_argument("--samples", type=int, default=200)
     ap.add_argument("--backends", nargs="+", default=["embedded", "redis"])
+    ap.add_argument("--optimize", action="store_true", help="also measure the vector context after mem.optimize() (HNSW) at 10k+")
     args = ap.parse_args()
     inner = default_embedder()
     if inner is None:
@@ -153,7 +161,7 @@ def main() -> None:
                 if backend == "redis" and url is None:
                     print("redis-server not found: Redis rows skipped")
                     continue
-                rows.extend(run(backend, n, emb, args.samples, url))
+                rows.extend(run(backend, n, emb, args.samples, url, args.optimize and n >= 10_000))
                 print(f"done {backend} {n}", file=sys.stderr)
     print(table(["backend", "messages", "fill rate", "add P50 ms", "add P95 ms", "context", "ctx P50 ms", "ctx P95 ms"], rows))
     print("\naims at 100k (excluding the embedder): add P95 < 2 ms, context P95 < 15 ms")

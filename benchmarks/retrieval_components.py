@@ -291,7 +291,7 @@ def run_locomo(args: argparse.Namespace) -> None:
     print()
     for m in models:
         for name, res in fused_rows:
-            if name.startswith(f"RRF bm25[") and f" + {m}[" in name:
+            if name.startswith("RRF bm25[") and f" + {m}[" in name:
                 print(f"best for {m}: {name}: R@10 {res[1]:.3f}")
                 break
     # one fixed, general setting per embedder, every variant pair (what a product default would be)

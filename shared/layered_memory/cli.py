@@ -194,6 +194,21 @@ def context(ctx: click.Context, user_id: str, session_id: str, query: str | None
 
 @main.command()
 @click.pass_context
+def optimize(ctx: click.Context) -> None:
+    """Build the ANN index of the embedded vector collections (maintenance; blocks writes while it runs).
+
+    Example: layered-memory optimize
+    """
+    with _open(ctx) as mem:
+        done = mem.optimize()
+    for name, seconds in done.items():
+        click.echo(f"optimized {name} in {seconds:.1f} s")
+    if not done:
+        click.echo("nothing to optimize (a Qdrant server optimizes by itself)")
+
+
+@main.command()
+@click.pass_context
 def reindex(ctx: click.Context) -> None:
     """Rebuild the vector index of the tenant from the record store.
 

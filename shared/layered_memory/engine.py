@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +25,7 @@ from .config import LayeredMemorySettings
 from .context import MemoryLine, assemble_context
 from .errors import ConfigurationError, InvalidInputError
 from .indexing import MESSAGES, Indexer
-from .models import ContextMessage, Message, SearchResult, check_id, iso
+from .models import ContextMessage, Message, SearchResult, check_id
 from .providers.base import ChatModel, Embedder
 from .providers.tokens import get_token_counter
 from .retrieval.analyzer import Analyzer
@@ -32,13 +33,12 @@ from .retrieval.bm25 import BM25Encoder
 from .retrieval.plan import SearchPlan, plan_search
 from .search import SearchService
 from .stores.base import RecordStore, VectorIndex
-from .summary import summarize
+from .summary import SUMMARIES, SummaryMixin
 from .userdata import UserDataMixin
 
 logger = logging.getLogger(__name__)
 
 _DEFAULT = "default"
-SUMMARIES = "summary"
 
 
 def _resolve_embedder(embedder: Any, api_key: str | None = None) -> Embedder | None:
@@ -101,14 +101,14 @@ class _Core:
 
 
 @async_twins
-class LayeredMemory(UserDataMixin):
+class LayeredMemory(SummaryMixin, UserDataMixin):
     """The memory engine for one tenant (default ``"default"``), optionally bound to one user."""
 
     _ASYNC = (
         "add_message", "add_messages", "get_messages", "get_session_messages", "clear_session", "search",
         "get_context_for_user", "get_summary", "refresh_summary", "process", "reindex", "sync_index",
         "set_user_data", "get_user_data", "delete_user_data", "add_tool_result", "get_task_memory",
-        "clear_task_memory", "create_task", "update_task", "complete_task", "list_tasks", "get_task", "close",
+        "clear_task_memory", "create_task", "update_task", "complete_task", "list_tasks", "get_task", "optimize", "close",
     )
 
     def __init__(self, core: _Core, tenant: str = _DEFAULT, user_id: str | None = None) -> None:
@@ -393,50 +393,6 @@ class LayeredMemory(UserDataMixin):
         plan = self.plan_search(queries, filters=filters, k=k, route=route)
         return self._core.searcher.execute(plan, self.tenant_id)
 
-    # -- summaries ----------------------------------------------------------------------------
-    def get_summary(self, user_id: str | None, session_id: str) -> str | None:
-        doc = self._core.records.get_docs(self.tenant_id, SUMMARIES, [f"{self._user(user_id)}|{session_id}"])[0]
-        return doc["text"] if doc else None
-
-    def refresh_summary(self, user_id: str | None, session_id: str, *, force: bool = False) -> str | None:
-        """Summarize the session's messages older than the window when enough are uncovered (or ``force``)."""
-        user_id = self._user(user_id)
-        core = self._core
-        mem_cfg = core.settings.memory
-        key = f"{user_id}|{session_id}"
-        doc = core.records.get_docs(self.tenant_id, SUMMARIES, [key])[0] or {"text": "", "covered_seq": 0, "covered_count": 0}
-        total = core.records.count_messages(self.tenant_id, user_id=user_id, session_key=session_id)
-        uncovered_old = total - mem_cfg.short_term_window - doc["covered_count"]
-        step = mem_cfg.summary_threshold_messages - mem_cfg.short_term_window
-        if uncovered_old <= 0 or (not force and (total <= mem_cfg.summary_threshold_messages or uncovered_old < step)):
-            return doc["text"] or None
-        new = core.records.scan_messages(
-            self.tenant_id, user_id=user_id, session_key=session_id, after_seq=doc["covered_seq"], limit=uncovered_old
-        )
-        if not new:
-            return doc["text"] or None
-        text, method = summarize(doc["text"], new, core.analyzer, core.chat_model)
-        doc = {
-            "text": text, "method": method, "covered_seq": new[-1].seq or 0,
-            "covered_count": doc["covered_count"] + len(new), "updated": iso(new[-1].create_time),
-        }
-        core.records.put_docs(self.tenant_id, SUMMARIES, {key: doc})
-        return text
-
-    def _current_summary(self, user_id: str, session_id: str) -> str | None:
-        """The session's summary, refreshed first when stale and no chat model is set (the
-        extractive summary is cheap; with a model the refresh waits for ``process()``)."""
-        core = self._core
-        cfg = core.settings.memory
-        doc = core.records.get_docs(self.tenant_id, SUMMARIES, [f"{user_id}|{session_id}"])[0]
-        if core.chat_model is None:
-            total = core.records.count_messages(self.tenant_id, user_id=user_id, session_key=session_id)
-            covered = doc["covered_count"] if doc else 0
-            step = cfg.summary_threshold_messages - cfg.short_term_window
-            if total > cfg.summary_threshold_messages and total - cfg.short_term_window - covered >= step:
-                return self.refresh_summary(user_id, session_id)
-        return doc["text"] if doc else None
-
     # -- context ------------------------------------------------------------------------------
     def get_context_for_user(
         self, user_id: str | None, session_id: str, query: str | None = None, include_vector: bool = True,
@@ -528,6 +484,22 @@ class LayeredMemory(UserDataMixin):
         if core.records.count_docs(self.tenant_id, "items"):
             n += self.items.reindex()
         return n
+
+    def optimize(self) -> dict[str, float]:
+        """Build the ANN (HNSW) index of the embedded vector collections: maintenance, never run on
+        the request path (it blocks writes; minutes at 100k points on 2 cores). Until it runs,
+        Qdrant Edge searches exactly by brute force, which is fast enough below ~10k points per
+        scope. A Qdrant server optimizes by itself: nothing to do there. Returns seconds per collection."""
+        core = self._core
+        run = getattr(core.index, "optimize", None)
+        if run is None or core.index is None or core.index.backend != "qdrant-edge":
+            return {}
+        out: dict[str, float] = {}
+        for name in sorted({core.indexer.collection, *core.ensured_collections}):
+            t0 = time.perf_counter()
+            run(name)
+            out[name] = round(time.perf_counter() - t0, 3)
+        return out
 
     def close(self) -> None:
         core = self._core

@@ -12,14 +12,17 @@ import logging
 import re
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 from .indexing import speaker
-from .models import Message
+from .models import Message, iso
 from .providers.base import ChatModel
 from .retrieval.analyzer import Analyzer
 
+
 logger = logging.getLogger(__name__)
 
+SUMMARIES = "summary"
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 MAX_SENTENCE_CHARS = 220
 
@@ -95,3 +98,58 @@ def summarize(
         except Exception as exc:
             logger.warning("summary model failed (%s); using the extractive summary", type(exc).__name__)
     return extractive_summary(previous, messages, analyzer), "extractive"
+
+
+class SummaryMixin:
+    """Session summaries on LayeredMemory; relies on ``tenant_id``, ``_core`` and ``_user``."""
+
+    tenant_id: str
+    _core: Any
+
+    def get_summary(self, user_id: str | None, session_id: str) -> str | None:
+        doc = self._core.records.get_docs(self.tenant_id, SUMMARIES, [f"{self._user(user_id)}|{session_id}"])[0]
+        return doc["text"] if doc else None
+
+    def refresh_summary(self, user_id: str | None, session_id: str, *, force: bool = False) -> str | None:
+        """Summarize the session's messages older than the window when enough are uncovered (or ``force``)."""
+        user_id = self._user(user_id)
+        core = self._core
+        mem_cfg = core.settings.memory
+        key = f"{user_id}|{session_id}"
+        doc = core.records.get_docs(self.tenant_id, SUMMARIES, [key])[0] or {"text": "", "covered_seq": 0, "covered_count": 0}
+        total = core.records.count_messages(self.tenant_id, user_id=user_id, session_key=session_id)
+        uncovered_old = total - mem_cfg.short_term_window - doc["covered_count"]
+        step = mem_cfg.summary_threshold_messages - mem_cfg.short_term_window
+        if uncovered_old <= 0 or (not force and (total <= mem_cfg.summary_threshold_messages or uncovered_old < step)):
+            return doc["text"] or None
+        new = core.records.scan_messages(
+            self.tenant_id, user_id=user_id, session_key=session_id, after_seq=doc["covered_seq"], limit=uncovered_old
+        )
+        if not new:
+            return doc["text"] or None
+        text, method = summarize(doc["text"], new, core.analyzer, core.chat_model)
+        doc = {
+            "text": text, "method": method, "covered_seq": new[-1].seq or 0,
+            "covered_count": doc["covered_count"] + len(new), "updated": iso(new[-1].create_time),
+        }
+        core.records.put_docs(self.tenant_id, SUMMARIES, {key: doc})
+        return text
+
+    def _current_summary(self, user_id: str, session_id: str) -> str | None:
+        """The session's summary, refreshed first when stale and no chat model is set (the
+        extractive summary is cheap; with a model the refresh waits for ``process()``)."""
+        core = self._core
+        cfg = core.settings.memory
+        doc = core.records.get_docs(self.tenant_id, SUMMARIES, [f"{user_id}|{session_id}"])[0]
+        if core.chat_model is None:
+            # Stale when the session is past the threshold and ``step`` messages older than the window
+            # are uncovered: a bounded read of the uncovered messages decides (a COUNT grows with the session).
+            covered = doc["covered_count"] if doc else 0
+            need = cfg.summary_threshold_messages + (1 if covered == 0 else 0)
+            uncovered = core.records.scan_messages(
+                self.tenant_id, user_id=user_id, session_key=session_id, after_seq=doc["covered_seq"] if doc else 0, limit=need
+            )
+            if len(uncovered) >= need:
+                return self.refresh_summary(user_id, session_id)
+        return doc["text"] if doc else None
+

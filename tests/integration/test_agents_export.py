@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import json
 import tracemalloc
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 import numpy as np
 import pytest

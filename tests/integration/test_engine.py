@@ -347,3 +347,12 @@ async def test_async_twins(tmp_path, embedder):
     res, ctx = await asyncio.gather(m.asearch("payments pod"), m.aget_context_for_user("u1", "s1"))
     assert res.hits and ctx
     await m.aclose()
+
+
+def test_optimize_builds_the_ann_index_and_search_still_works(vmem):
+    vmem.add_messages([msg(i, t) for i, t in enumerate(TOPICS, 1)])
+    done = vmem.optimize()
+    assert "lm_messages" in done
+    assert vmem.index.info("lm_messages")["points"] == len(TOPICS)
+    vmem.add_message(msg(20, "a message after the optimize about CrashLoopBackOff again"))
+    assert {"m3", "m20"} <= {h.id for h in vmem.search("CrashLoopBackOff", k=4).hits}

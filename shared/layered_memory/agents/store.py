@@ -54,7 +54,7 @@ def check_filters(filters: Mapping[str, Any] | None, op: str) -> dict[str, Any]:
     if filters is None:
         return {}
     if not isinstance(filters, Mapping):
-        raise InvalidInputError(f"{op} filters", filters, "must be a dict", f"e.g. {{'success': False}}")
+        raise InvalidInputError(f"{op} filters", filters, "must be a dict", "e.g. {'success': False}")
     for name in filters:
         if name not in AGENT_FILTERS:
             rule = (
