@@ -33,6 +33,11 @@ class _Group(click.Group):
         except (OSError, json.JSONDecodeError) as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(2)
+        except click.ClickException as exc:
+            if isinstance(exc, click.UsageError):  # click prints usage errors with exit code 2 itself
+                raise
+            click.echo(f"error: {exc.format_message()}", err=True)
+            ctx.exit(2)
 
 
 def _settings(path: str | None, tenant: str | None, redis_url: str | None, qdrant_url: str | None) -> LayeredMemorySettings:
