@@ -55,10 +55,10 @@ def _settings(path: str | None, tenant: str | None, redis_url: str | None, qdran
 
 
 @contextmanager
-def _open(ctx: click.Context) -> Iterator[LayeredMemory]:
+def _open(ctx: click.Context, *, recreate_index: bool = False) -> Iterator[LayeredMemory]:
     o = ctx.obj
     settings = _settings(o["path"], o["tenant"], o["redis_url"], o["qdrant_url"])
-    mem = LayeredMemory.from_settings(settings, embedder=o["embedder"] or settings.embedder)
+    mem = LayeredMemory.from_settings(settings, embedder=o["embedder"] or settings.embedder, recreate_index=recreate_index)
     try:
         yield mem.tenant(settings.tenant)
     finally:
@@ -213,15 +213,20 @@ def optimize(ctx: click.Context) -> None:
 
 
 @main.command()
+@click.option("--recreate", is_flag=True, help="Drop the vector collections first and re-index every tenant (to switch embedders).")
 @click.pass_context
-def reindex(ctx: click.Context) -> None:
+def reindex(ctx: click.Context, recreate: bool) -> None:
     """Rebuild the vector index of the tenant from the record store.
 
-    Example: layered-memory reindex
+    Example: layered-memory --embedder e5 reindex --recreate
     """
+    if recreate:
+        with _open(ctx, recreate_index=True):
+            click.echo("recreated the vector collections and re-indexed every tenant")
+        return
     with _open(ctx) as mem:
         n = mem.reindex()
-    click.echo(f"reindexed {n} messages")
+    click.echo(f"reindexed {n} records")
 
 
 from .agents.cli import agent_group  # noqa: E402  (the agent group imports _open lazily)

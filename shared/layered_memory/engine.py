@@ -126,8 +126,12 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
         embedder: Any = _DEFAULT,
         chat_model: Any = None,
         settings: LayeredMemorySettings | None = None,
+        recreate_index: bool = False,
     ) -> LayeredMemory:
-        """Build from ready stores (any RecordStore / VectorIndex)."""
+        """Build from ready stores (any RecordStore / VectorIndex).
+
+        ``recreate_index=True`` drops the vector collections and re-indexes every tenant from the
+        RecordStore: the way to switch embedders (a collection keeps one embedder's vectors)."""
         settings = settings or LayeredMemorySettings()
         key = settings.embedder_api_key.get_secret_value() if settings.embedder_api_key else None
         emb = _resolve_embedder(embedder, key)
@@ -136,6 +140,12 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
         r = settings.retrieval
         encoder = BM25Encoder(k1=r.k1, b=r.b, avgdl=r.avgdl)
         collection = settings.qdrant.collection_prefix + MESSAGES
+        if recreate_index and index is not None:
+            from .items import ITEMS
+
+            for name in (collection, settings.qdrant.collection_prefix + ITEMS):
+                if index.has_collection(name):
+                    index.drop_collection(name)
         indexer = Indexer(records, index, emb, analyzer, encoder, collection, r.index_context)
         searcher = SearchService(records, index, emb, analyzer, encoder, collection, r)
         core = _Core(
@@ -147,15 +157,15 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
         register_topics(core)
         mem = cls(core, settings.tenant)
         for tenant in records.tenants():  # crash recovery: index what was stored but not indexed
-            n = indexer.flush(tenant)
+            n = mem.tenant(tenant).reindex() if recreate_index else indexer.flush(tenant)
             if n:
-                logger.info("indexed %d pending messages of tenant %s", n, tenant)
+                logger.info("indexed %d records of tenant %s", n, tenant)
         return mem
 
     @classmethod
     def embedded(
         cls, path: str | os.PathLike[str] = ".layered_memory", *, embedder: Any = _DEFAULT, chat_model: Any = None,
-        settings: LayeredMemorySettings | None = None,
+        settings: LayeredMemorySettings | None = None, recreate_index: bool = False,
     ) -> LayeredMemory:
         """SQLite + Qdrant Edge under ``path`` (created if missing). No server."""
         from .stores.qdrant_edge import QdrantEdgeVectorIndex
@@ -165,12 +175,15 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
         os.makedirs(path, exist_ok=True)
         records = SQLiteRecordStore(os.path.join(path, "records.sqlite3"))
         index = QdrantEdgeVectorIndex(os.path.join(path, "vectors"))
-        return cls.from_stores(records, index, embedder=embedder, chat_model=chat_model, settings=settings)
+        return cls.from_stores(
+            records, index, embedder=embedder, chat_model=chat_model, settings=settings, recreate_index=recreate_index
+        )
 
     @classmethod
     def from_urls(
         cls, *, redis_url: str, qdrant_url: str | None = None, qdrant_api_key: str | None = None,
         embedder: Any = _DEFAULT, chat_model: Any = None, settings: LayeredMemorySettings | None = None,
+        recreate_index: bool = False,
     ) -> LayeredMemory:
         """Redis RecordStore plus a Qdrant server (or none: BM25 over Redis, seed 002's core)."""
         from .stores.redis import RedisRecordStore
@@ -185,11 +198,14 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
             from .stores.qdrant_server import QdrantVectorIndex
 
             index = QdrantVectorIndex.from_url(qdrant_url, api_key=qdrant_api_key, timeout=settings.qdrant.timeout)
-        return cls.from_stores(records, index, embedder=embedder, chat_model=chat_model, settings=settings)
+        return cls.from_stores(
+            records, index, embedder=embedder, chat_model=chat_model, settings=settings, recreate_index=recreate_index
+        )
 
     @classmethod
     def from_settings(
-        cls, settings: LayeredMemorySettings | None = None, *, embedder: Any = None, chat_model: Any = None
+        cls, settings: LayeredMemorySettings | None = None, *, embedder: Any = None, chat_model: Any = None,
+        recreate_index: bool = False,
     ) -> LayeredMemory:
         """From ``LAYERED_MEMORY_*`` environment variables (or the given settings)."""
         settings = settings or LayeredMemorySettings()
@@ -198,9 +214,9 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
             key = settings.qdrant.api_key.get_secret_value() if settings.qdrant.api_key else None
             return cls.from_urls(
                 redis_url=settings.redis.url, qdrant_url=settings.qdrant.url, qdrant_api_key=key,
-                embedder=emb, chat_model=chat_model, settings=settings,
+                embedder=emb, chat_model=chat_model, settings=settings, recreate_index=recreate_index,
             )
-        return cls.embedded(settings.data_dir, embedder=emb, chat_model=chat_model, settings=settings)
+        return cls.embedded(settings.data_dir, embedder=emb, chat_model=chat_model, settings=settings, recreate_index=recreate_index)
 
     def tenant(self, name: str) -> LayeredMemory:
         """A handle that reads and writes only tenant ``name`` (same stores)."""

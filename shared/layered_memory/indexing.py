@@ -92,7 +92,7 @@ class Indexer:
         self.collection = collection
         self.embed_seconds = 0.0  # total time spent in the embedder (reported apart in benchmarks)
         if index is not None:
-            index.ensure_collection(collection, dense_dim=embedder.dim if embedder else None)
+            index.ensure_collection(collection, dense_dim=embedder.dim if embedder else None, embedder=embedder.name if embedder else None)
 
     def indexed_text(self, msg: Message, previous: Message | None) -> str:
         """What BM25 and the embedder see: "Speaker: text", after the previous turn of the session.

@@ -228,7 +228,7 @@ class Items:
         index = self._core.index
         if index is not None and self.collection not in self._core.ensured_collections:
             embedder = self._core.embedder
-            index.ensure_collection(self.collection, dense_dim=embedder.dim if embedder else None)
+            index.ensure_collection(self.collection, dense_dim=embedder.dim if embedder else None, embedder=embedder.name if embedder else None)
             self._core.ensured_collections.add(self.collection)
 
     # -- writes ---------------------------------------------------------------------------------------

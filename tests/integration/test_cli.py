@@ -48,7 +48,9 @@ def test_ingest_search_context_reindex(run, tmp_path):
     assert result["hits"][0]["meta"]["author"] == "Anna"
     ctx = json.loads(run("context", "u1", "telegram:1", "--json").output)
     assert [c["content"] for c in ctx] == [MESSAGES[0]["content"], MESSAGES[1]["content"]]
-    assert "reindexed 3 messages" in run("reindex").output
+    assert "reindexed 3 records" in run("reindex").output
+    assert "recreated" in run("reindex", "--recreate").output
+    assert [h["id"] for h in json.loads(run("search", "高铁票", "--json").output)["hits"]] == ["m3"]
 
 
 @pytest.mark.parametrize(

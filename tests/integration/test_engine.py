@@ -356,3 +356,16 @@ def test_optimize_builds_the_ann_index_and_search_still_works(vmem):
     assert vmem.index.info("lm_messages")["points"] == len(TOPICS)
     vmem.add_message(msg(20, "a message after the optimize about CrashLoopBackOff again"))
     assert {"m3", "m20"} <= {h.id for h in vmem.search("CrashLoopBackOff", k=4).hits}
+
+
+def test_switching_embedders_needs_recreate_index(tmp_path, embedder):
+    from layered_memory import SchemaMismatch
+
+    path = tmp_path / "switch"
+    with LayeredMemory.embedded(path, embedder="none") as m:
+        m.add_messages([msg(i, t) for i, t in enumerate(TOPICS, 1)])
+    with pytest.raises(SchemaMismatch, match="recreate_index=True"):
+        LayeredMemory.embedded(path, embedder=embedder)
+    with LayeredMemory.embedded(path, embedder=embedder, recreate_index=True) as m:
+        res = m.search("payments pod", route="dense")
+        assert res.route_used == "dense" and res.hits

@@ -436,7 +436,7 @@ def test_schema_mismatch_on_dense_size_change(kind, tmp_path):
     index.ensure_collection("m", dense_dim=8, embedder="model-a")  # idempotent
     with pytest.raises(SchemaMismatch, match="dense size 8.*dense size 16") as err:
         index.ensure_collection("m", dense_dim=16)
-    assert "drop 'm' and re-index" in str(err.value)
+    assert "recreate_index=True" in str(err.value)
     with pytest.raises(SchemaMismatch, match="model-a.*model-b"):
         index.ensure_collection("m", dense_dim=8, embedder="model-b")
     index.close()

@@ -124,9 +124,9 @@ class VectorIndex(Protocol):
 
     backend: str  # "qdrant-edge" | "qdrant"
 
-    def ensure_collection(self, name: str, *, dense_dim: int | None) -> None:
+    def ensure_collection(self, name: str, *, dense_dim: int | None, embedder: str | None = None) -> None:
         """Create the collection with the payload indexes if missing. Raises SchemaMismatch when an
-        existing collection has another dense size."""
+        existing collection has another dense size or was filled by another embedder."""
 
     def has_collection(self, name: str) -> bool: ...
 
