@@ -39,6 +39,7 @@ from .userdata import UserDataMixin
 logger = logging.getLogger(__name__)
 
 _DEFAULT = "default"
+SESSIONS = "sessions"
 
 
 def _resolve_embedder(embedder: Any, api_key: str | None = None) -> Embedder | None:
@@ -95,6 +96,7 @@ class _Core:
     write_hooks: list[Any] = field(default_factory=list)  # (mem, new_messages) -> None, after the RecordStore write
     processors: list[Any] = field(default_factory=list)  # (mem) -> dict[str, int], run by process()
     summary_jobs: set[tuple[str, str, str]] = field(default_factory=set)  # (tenant, user, session) to refresh
+    known_sessions: set[tuple[str, str, str]] = field(default_factory=set)  # (tenant, user, session) registered
     ensured_collections: set[str] = field(default_factory=set)  # vector collections already created
     write_lock: threading.RLock = field(default_factory=threading.RLock)
     closed: bool = False
@@ -105,7 +107,7 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
     """The memory engine for one tenant (default ``"default"``), optionally bound to one user."""
 
     _ASYNC = (
-        "add_message", "add_messages", "get_messages", "get_session_messages", "clear_session", "search",
+        "add_message", "add_messages", "list_sessions", "get_messages", "get_session_messages", "clear_session", "search",
         "get_context_for_user", "get_summary", "refresh_summary", "process", "reindex", "sync_index",
         "set_user_data", "get_user_data", "delete_user_data", "add_tool_result", "get_task_memory",
         "clear_task_memory", "create_task", "update_task", "complete_task", "list_tasks", "get_task", "optimize", "close",
@@ -328,6 +330,7 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
         batch = list(unique.values())
         core = self._core
         with core.write_lock:
+            self._register_sessions({(m.user_id, m.session_key) for m in batch})
             flags = core.records.put_messages(self.tenant_id, batch)
             new = [m for m, is_new in zip(batch, flags) if is_new]
             if new:
@@ -346,6 +349,22 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
             if old:  # already stored: return the stored record (idempotent)
                 stored.update({m.message_id: m for m in core.records.get_messages(self.tenant_id, old) if m is not None})
         return [stored[m.message_id] for m in msgs]
+
+    def _register_sessions(self, sessions: set[tuple[str, str]]) -> None:
+        """Remember each user's sessions (once per process and session), so the context can search the
+        user's *other* sessions with a positive filter; a must_not on the session scanned every point
+        of the user (17 ms at 100k messages against 2 ms)."""
+        core = self._core
+        fresh = {(u, s) for u, s in sessions if (self.tenant_id, u, s) not in core.known_sessions}
+        if fresh:
+            core.records.put_docs(self.tenant_id, SESSIONS, {f"{u}|{s}": {"user_id": u, "session_key": s} for u, s in fresh})
+            core.known_sessions.update((self.tenant_id, u, s) for u, s in fresh)
+
+    def list_sessions(self, user_id: str | None, *, limit: int = 1000) -> list[str]:
+        """The session keys a user has written in (sorted)."""
+        user_id = self._user(user_id)
+        docs = self._core.records.list_docs(self.tenant_id, SESSIONS, prefix=f"{user_id}|", limit=limit)
+        return [d["session_key"] for _, d in docs]
 
     def get_messages(self, message_ids: Sequence[str]) -> list[Message | None]:
         """Messages by id (None where missing or not visible to this handle)."""
@@ -376,9 +395,13 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
             ids = core.records.delete_messages(self.tenant_id, user_id=user_id, session_key=session_id)
             core.indexer.delete_messages(self.tenant_id, ids)
             prefix = f"{user_id}|{session_id}" if session_id else f"{user_id}|"
-            keys = [k for k, _ in core.records.list_docs(self.tenant_id, SUMMARIES, prefix=prefix, limit=100_000)]
-            if keys:
-                core.records.delete_docs(self.tenant_id, SUMMARIES, keys)
+            for collection in (SUMMARIES, SESSIONS):
+                keys = [k for k, _ in core.records.list_docs(self.tenant_id, collection, prefix=prefix, limit=100_000)]
+                if keys:
+                    core.records.delete_docs(self.tenant_id, collection, keys)
+            core.known_sessions.difference_update(
+                {k for k in core.known_sessions if k[:2] == (self.tenant_id, user_id) and session_id in (None, k[2])}
+            )
         return len(ids)
 
     # -- search -------------------------------------------------------------------------------
@@ -457,9 +480,9 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
         for source in core.memory_sources:  # mid and long tiers
             memory.extend(source(self, user_id, session_id, texts[0], vectors[0]))
         conversation: list[MemoryLine] = []
-        if cfg.conversation_memory_k:
-            plan = self.plan_search(texts, filters={"user_id": user_id}, k=cfg.conversation_memory_k)
-            plan.filter.must_not = [*(plan.filter.must_not or []), *_session_condition(session_id)]
+        others = [s for s in self.list_sessions(user_id) if s != session_id] if cfg.conversation_memory_k else []
+        if others:
+            plan = self.plan_search(texts, filters={"user_id": user_id, "session_key": others}, k=cfg.conversation_memory_k)
             res = core.searcher.execute(plan, self.tenant_id, exclude_ids=window_ids, query_vectors=_aligned(plan, texts, vectors))
             conversation = [
                 MemoryLine(f"[{(h.meta.get('date') or '')[:16]} {h.meta.get('session_key')}] {h.meta.get('role')}: {h.text}", h.id)
@@ -543,9 +566,3 @@ def _aligned(plan: SearchPlan, texts: list[str], vectors: list[list[float]]) -> 
     """The vectors of the plan's (normalized, deduplicated) queries, from the raw texts' vectors."""
     by_text = {" ".join(t.split()).casefold(): v for t, v in zip(texts, vectors)}
     return [by_text[q.casefold()] for q in plan.queries]
-
-
-def _session_condition(session_id: str) -> list[Any]:
-    from qdrant_client import models
-
-    return [models.FieldCondition(key="session_key", match=models.MatchValue(value=session_id))]
