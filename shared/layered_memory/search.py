@@ -13,7 +13,7 @@ from typing import Any
 
 from qdrant_client import models
 
-from .errors import CapabilityError, LayeredMemoryError
+from .errors import CapabilityError
 from .models import Message, SearchHit, SearchResult, parse_time
 from .providers.base import Embedder
 from .retrieval.analyzer import Analyzer
@@ -22,7 +22,7 @@ from .retrieval.fusion import rrf
 from .retrieval.plan import KEYWORD_FILTERS, SearchPlan
 from .retrieval.snippet import make_snippet
 from .config import RetrievalSettings
-from .indexing import point_id
+from .indexing import message_payload, point_id
 from .stores.base import IndexHit, RecordStore, VectorIndex
 
 logger = logging.getLogger(__name__)
@@ -169,8 +169,6 @@ class SearchService:
             msgs.extend(m for m in page if m.message_id not in excluded and matches(m, f))
         if not msgs:
             return [[] for _ in plan.queries]
-        from .indexing import message_payload
-
         payloads = [message_payload(m, self.analyzer.detect_lang(m.content)) for m in msgs]
         scorer = BM25Scorer([self.analyzer.terms(m.content) for m in msgs], k1=self.settings.k1, b=self.settings.b)
         out = []
@@ -203,4 +201,4 @@ def matches(msg: Message, f: dict[str, Any]) -> bool:
     return True
 
 
-__all__ = ["SearchService", "hit_from_payload", "matches", "LayeredMemoryError"]
+__all__ = ["SearchService", "hit_from_payload", "matches"]
