@@ -117,6 +117,29 @@ def run_quality(args) -> None:
 WORDS = "deploy kubernetes pod crash billing token redis cache postgres migration staging error timeout config secret rotate backup queue worker latency metrics alert invoice отпуск поездка ресторан билет встреча проект 高铁 上海 出差 会议 报告 项目".split()
 
 
+def naive_baselines(n, texts, vectors, rng, samples) -> list[list[object]]:
+    """What a hand-rolled memory does per query: rank_bm25 over the scope's texts, and numpy cosine
+    over the scope's rows (the row list per scope precomputed, as a payload index would give)."""
+    from rank_bm25 import BM25Okapi
+
+    scope = 7
+    rows_of_scope = np.arange(scope, n, 100)
+    bm = BM25Okapi([texts[i].lower().split() for i in rows_of_scope])
+    lat_bm, lat_np = [], []
+    for _ in range(min(samples, 50)):
+        q = " ".join(rng.choice(WORDS) for _ in range(4)).lower().split()
+        t0 = time.perf_counter()
+        np.argsort(-bm.get_scores(q))[:10]
+        lat_bm.append((time.perf_counter() - t0) * 1000)
+        qv = vectors[rng.randrange(len(vectors))]
+        t0 = time.perf_counter()
+        sims = vectors[rows_of_scope] @ qv
+        np.argpartition(-sims, min(10, len(sims) - 1))[:10]
+        lat_np.append((time.perf_counter() - t0) * 1000)
+    return [[n, "-", "baseline: rank_bm25 over the scope", pct(lat_bm, 50), pct(lat_bm, 95)],
+            [n, "-", "baseline: numpy cosine over the scope", pct(lat_np, 50), pct(lat_np, 95)]]
+
+
 def run_latency(args) -> None:
     from layered_memory.providers.local import default_embedder
 
@@ -133,10 +156,13 @@ def run_latency(args) -> None:
 
     class Pool:
         name, dim, i = inner.name, inner.dim, 0
+        assigned: list[int] = []  # pool row of every embedded document, in order
 
         def embed_documents(self, texts):
+            rows = [(self.i + j) % len(pool) for j in range(len(texts))]
             self.i += len(texts)
-            return [pool[(self.i + j) % len(pool)].tolist() for j in range(len(texts))]
+            self.assigned.extend(rows)
+            return [pool[r].tolist() for r in rows]
 
         def embed_query(self, text):
             return pool[rng.randrange(len(pool))].tolist()
@@ -144,16 +170,19 @@ def run_latency(args) -> None:
     rows = []
     for n in args.sizes:
         with tempfile.TemporaryDirectory() as tmp:
-            mem = LayeredMemory.embedded(tmp, embedder=Pool(), settings=LayeredMemorySettings())
+            emb = Pool()
+            emb.assigned = []
+            mem = LayeredMemory.embedded(tmp, embedder=emb, settings=LayeredMemorySettings())
+            texts = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 20))) for _ in range(n)]
             t0 = time.perf_counter()
             for s in range(0, n, 2000):
                 mem.add_messages([
                     {"message_id": f"m{i}", "chat_id": f"c{i % 100}", "user_id": f"u{i % 100}", "role": "user",
-                     "content": " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 20))),
-                     "create_time": datetime(2024, 1, 1, tzinfo=timezone.utc) + timedelta(seconds=i)}
+                     "content": texts[i], "create_time": datetime(2024, 1, 1, tzinfo=timezone.utc) + timedelta(seconds=i)}
                     for i in range(s, min(n, s + 2000))
                 ])
             fill = time.perf_counter() - t0
+            rows.extend(naive_baselines(n, texts, pool[np.asarray(emb.assigned[:n])], rng, args.samples))
             for route in ("bm25", "dense", "hybrid"):
                 lat = []
                 for _ in range(args.samples):
