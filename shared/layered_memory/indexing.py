@@ -54,7 +54,7 @@ def message_payload(msg: Message, lang: str) -> dict[str, Any]:
         "role": msg.role,
         "timestamp": iso(msg.create_time),
         "seq": msg.seq or 0,
-        "author": msg.user_name or msg.user_id,
+        "author": speaker(msg),
         "channel": str(meta.get("channel") or msg.chat_id),
         "lang": lang,
         "topic_id": msg.topic_id,

@@ -22,7 +22,7 @@ from .retrieval.fusion import rrf
 from .retrieval.plan import KEYWORD_FILTERS, SearchPlan
 from .retrieval.snippet import make_snippet
 from .config import RetrievalSettings
-from .indexing import message_payload, point_id
+from .indexing import message_payload, point_id, speaker
 from .stores.base import IndexHit, RecordStore, VectorIndex
 
 logger = logging.getLogger(__name__)
@@ -182,7 +182,7 @@ def matches(msg: Message, f: dict[str, Any]) -> bool:
     """Python twin of the index filter, for the core mode without a vector index."""
     values = {
         "role": msg.role, "session_key": msg.session_key, "user_id": msg.user_id, "chat_id": msg.chat_id,
-        "channel": str(msg.metadata.get("channel") or msg.chat_id), "author": msg.user_name or msg.user_id,
+        "channel": str(msg.metadata.get("channel") or msg.chat_id), "author": speaker(msg),
         "kind": "message", "topic_id": msg.topic_id, "task_id": msg.metadata.get("task_id"),
         "interaction_type": msg.metadata.get("interaction_type"), "lang": None,
     }

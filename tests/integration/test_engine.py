@@ -184,7 +184,8 @@ def test_search_routes_and_snippets(vmem):
 def test_search_filters_apply_inside_the_index(vmem):
     vmem.add_messages([msg(i, t) for i, t in enumerate(TOPICS, 1)])
     res = vmem.search("payments pod", filters={"role": "assistant"}, k=10)
-    assert res.hits and all(h.meta["role"] == "assistant" for h in res.hits)
+    assert res.hits and all(h.meta["role"] == h.meta["author"] == "assistant" for h in res.hits)
+    assert {h.meta["author"] for h in vmem.search("payments pod", filters={"role": "user"}).hits} == {"U1"}
     res = vmem.search("payments pod", filters={"timestamp_from": "2024-05-01T09:10:30+00:00"}, k=10)
     assert [h.id for h in res.hits] == ["m11"]
 

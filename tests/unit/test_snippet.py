@@ -58,3 +58,9 @@ def test_no_match_gives_start(an):
 def test_bad_width(an):
     with pytest.raises(ValueError):
         make_snippet("x", "x", an, width=0)
+
+
+def test_snippet_keeps_the_original_characters():
+    text = "我下个月要去上海出差，帮我订高铁票，二等座就行。" * 12
+    snippet = make_snippet(text, "高铁票", Analyzer(), width=40)
+    assert "高铁票" in snippet and "，" in snippet and "," not in snippet

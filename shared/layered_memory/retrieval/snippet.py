@@ -25,13 +25,16 @@ def make_snippet(text: str, query_terms: Sequence[str] | str, analyzer: Analyzer
     """At most ``width`` characters of ``text`` (plus "…" marks) around the best query match.
 
     ``query_terms`` are analyzer terms (``analyzer.terms(query)``) or the raw query string.
-    Without any match the snippet is the start of the text.
+    Without any match the snippet is the start of the text. The snippet is cut from the original
+    text (its NFKC form only when normalization changed the length, e.g. ligatures).
     """
     if width <= 0:
         raise ValueError(f"snippet width must be > 0, got {width}")
     if isinstance(query_terms, str):
         query_terms = analyzer.terms(query_terms)
     norm, spans = analyzer.spans(text)
+    if len(norm) == len(text):  # NFKC kept the length (full-width punctuation, most text): cut the original
+        norm = text
     if len(norm) <= width:
         return norm.strip()
     qset = set(query_terms)
