@@ -93,7 +93,9 @@ class AgentSizeMonitor:
         prune_ratio: share of the oldest vectors deleted at 100 % (default 0.2).
         active_within: only agents with an interaction this recent are checked; None checks all.
         optimize: after the size check, also build the HNSW index of each checked per-agent collection
-            (``Agent.optimize``; slow, so it belongs in this background run, never on a request).
+            (``Agent.optimize``; slow, so it belongs in this background run, never on a request). On by
+            default: without it an agent of 100k interactions searches exactly, 38 / 51 ms P50 / P95 unfiltered
+            against the seed's 50 ms, and 3-6 ms once built. Qdrant skips collections with nothing to do.
     """
 
     _ASYNC = ("check_once",)
@@ -101,7 +103,7 @@ class AgentSizeMonitor:
     def __init__(
         self, mem: LayeredMemory, *, interval: timedelta | float = DEFAULT_INTERVAL, warn_ratio: float = DEFAULT_WARN_RATIO,
         prune_ratio: float = DEFAULT_PRUNE_RATIO, active_within: timedelta | None = DEFAULT_ACTIVE_WITHIN,
-        optimize: bool = False,
+        optimize: bool = True,
     ) -> None:
         self._mem = mem
         self.interval = _seconds("interval", interval)
