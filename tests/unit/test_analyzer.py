@@ -1,4 +1,3 @@
-import time
 
 import pytest
 
@@ -107,14 +106,3 @@ def test_spans_point_into_text(an):
     text, spans = an.spans("Installing psycopg2 高铁票")
     assert [text[s:e] for s, e, _ in spans] == ["Installing", "psycopg2", "高铁", "铁票"]
     assert spans[0][2] == ("instal",)
-
-
-def test_speed_over_100k_chars_per_second(an):
-    text = ("I was installing psycopg2 on the server yesterday and it failed with E4012; "
-            "мы потом установили всё заново, 然后我们买了高铁票. ") * 300
-    an.terms(text)
-    t0 = time.perf_counter()
-    for _ in range(5):
-        an.terms(text)
-    rate = 5 * len(text) / (time.perf_counter() - t0)
-    assert rate > 100_000, rate  # measured >200k chars/s; the test leaves room for slow CI
