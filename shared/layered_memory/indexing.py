@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-import time
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -90,7 +89,6 @@ class Indexer:
         self.analyzer = analyzer
         self.encoder = encoder
         self.collection = collection
-        self.embed_seconds = 0.0  # total time spent in the embedder (reported apart in benchmarks)
         if index is not None:
             index.ensure_collection(collection, dense_dim=embedder.dim if embedder else None, embedder=embedder.name if embedder else None)
 
@@ -122,9 +120,7 @@ class Indexer:
         texts = [self.indexed_text(m, previous.get(m.message_id)) for m in messages]
         dense: list[list[float]] | None = None
         if self.embedder is not None and messages:
-            t0 = time.perf_counter()
             dense = self.embedder.embed_documents(texts)
-            self.embed_seconds += time.perf_counter() - t0
         out = []
         for i, msg in enumerate(messages):
             out.append(

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
@@ -125,7 +124,6 @@ class AgentStore:
         self.prefix = collection_prefix
         self.lock = lock
         self.ensured: set[str] = set()
-        self.embed_seconds = 0.0
 
     # -- registry -------------------------------------------------------------------------------
     def info(self, scope: AgentScope) -> AgentInfo | None:
@@ -212,9 +210,7 @@ class AgentStore:
     def points(self, scope: AgentScope, items: Sequence[Interaction], vectors: Sequence[Sequence[float]] | None) -> list[VectorPoint]:
         dense: Sequence[Sequence[float]] | None = vectors
         if dense is None and self.embedder is not None:
-            t0 = time.perf_counter()
             dense = self.embedder.embed_documents([it.text for it in items])
-            self.embed_seconds += time.perf_counter() - t0
         out = []
         for i, it in enumerate(items):
             out.append(VectorPoint(

@@ -26,7 +26,7 @@ from typing import Any
 from qdrant_client import models
 
 from ..config import TopicSettings
-from ..indexing import point_id
+from ..indexing import point_id, speaker
 from ..models import Message, iso, parse_time, utcnow
 from ..retrieval.analyzer import Analyzer
 from ..retrieval.bm25 import BM25Encoder, BM25Scorer
@@ -60,10 +60,6 @@ Partial summaries:
 Summary:"""
 
 
-def _speaker(m: Message) -> str:
-    return (m.user_name or m.user_id) if m.role == "user" else m.role
-
-
 def segment_messages(messages: Sequence[Message], size: int, gap: timedelta = SEGMENT_GAP) -> list[list[Message]]:
     """Chunks of at most ``size`` messages, also cut where the conversation paused longer than ``gap``."""
     segments: list[list[Message]] = []
@@ -81,7 +77,7 @@ def _words_for(n_messages: int) -> int:
 def llm_topic_summary(title: str, segments: Sequence[Sequence[Message]], previous: str, caller: ModelCaller) -> str:
     parts = [previous] if previous else []
     for seg in segments:
-        convo = "\n".join(f"{_speaker(m)}: {m.content}" for m in seg)
+        convo = "\n".join(f"{speaker(m)}: {m.content}" for m in seg)
         text = caller.call(SEGMENT_PROMPT.format(title=title, max_words=_words_for(len(seg)), messages=convo), operation="segment_summary")
         if not text.strip():
             raise ValueError("the chat model returned an empty segment summary")
@@ -161,7 +157,7 @@ class Summarizer:
                 "generation_method": method, "trigger": trigger, "message_count": total,
                 "start_time": iso(msgs[0].create_time), "end_time": iso(msgs[-1].create_time),
                 "first_message_id": msgs[0].message_id, "last_message_id": msgs[-1].message_id,
-                "participants": sorted({_speaker(m) for m in msgs}), "seconds": round(time.perf_counter() - t0, 4),
+                "participants": sorted({speaker(m) for m in msgs}), "seconds": round(time.perf_counter() - t0, 4),
             },
         }
         self.store.put_summary(doc)
