@@ -24,6 +24,7 @@ from ._async import async_twins
 from .config import LayeredMemorySettings
 from .context import MemoryLine, assemble_context
 from .errors import ConfigurationError, InvalidInputError
+from .index import Scope, check_user_id
 from .indexing import MESSAGES, Indexer
 from .models import ContextMessage, Message, SearchResult, check_id
 from .providers.base import ChatModel, Embedder
@@ -115,8 +116,9 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
 
     def __init__(self, core: _Core, tenant: str = _DEFAULT, user_id: str | None = None) -> None:
         self._core = core
-        self.tenant_id = check_id("tenant", tenant)
-        self.bound_user = check_id("user_id", user_id, optional=True)
+        self.scope = Scope(check_id("tenant", tenant), check_user_id(user_id))  # type: ignore[arg-type]
+        self.tenant_id = self.scope.tenant
+        self.bound_user = self.scope.bound_user
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
@@ -226,9 +228,7 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
 
     def for_user(self, user_id: str) -> LayeredMemory:
         """A handle that can only read and write ``user_id``'s data in this tenant."""
-        if self.bound_user and self.bound_user != user_id:
-            raise InvalidInputError("user_id", user_id, f"this handle is bound to user {self.bound_user!r}", "use that user")
-        return LayeredMemory(self._core, self.tenant_id, user_id)
+        return LayeredMemory(self._core, self.tenant_id, self.scope.narrow(user_id).bound_user)
 
     @property
     def settings(self) -> LayeredMemorySettings:
@@ -282,11 +282,8 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
         return self._core.count_tokens(text)
 
     def _user(self, user_id: str | None) -> str:
-        user_id = user_id or self.bound_user
-        check_id("user_id", user_id)
-        if self.bound_user and user_id != self.bound_user:
-            raise InvalidInputError("user_id", user_id, f"this handle is bound to user {self.bound_user!r}", "use that user")
-        return user_id  # type: ignore[return-value]
+        """The user a call acts on (the scope rule: a bound handle reaches only its user)."""
+        return self.scope.user(user_id)
 
     # -- messages -----------------------------------------------------------------------------
     def _validate(self, data: Mapping[str, Any] | Message) -> Message:
@@ -407,10 +404,11 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
     # -- search -------------------------------------------------------------------------------
     def plan_search(self, queries: str | Sequence[str] | None, *, filters: Mapping[str, Any] | None = None, k: int = 10, route: str = "hybrid") -> SearchPlan:
         """Validate and plan a search without running it (see ``search``)."""
-        scope = {"user_id": self.bound_user} if self.bound_user else None
+        if filters is not None and not isinstance(filters, Mapping):
+            raise InvalidInputError("filters", filters, "must be an object", "pass a dict of filter names to values")
         filters = {"kind": "message", **(filters or {})}  # messages unless asked (topic summaries, items share the collection)
         return plan_search(
-            self.tenant_id, queries, filters=filters, k=k, route=route, scope=scope,
+            self.scope.spec(), queries, filters=filters, k=k, route=route,
             max_query_chars=self._core.settings.retrieval.max_query_chars,
         )
 

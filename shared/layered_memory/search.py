@@ -11,15 +11,13 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from qdrant_client import models
-
 from .errors import CapabilityError
-from .models import Message, SearchHit, SearchResult, parse_time
+from .models import Message, SearchHit, SearchResult
 from .providers.base import Embedder
 from .retrieval.analyzer import Analyzer
 from .retrieval.bm25 import BM25Encoder, BM25Scorer
 from .retrieval.fusion import rrf
-from .retrieval.plan import KEYWORD_FILTERS, SearchPlan
+from .retrieval.plan import SearchPlan
 from .retrieval.snippet import make_snippet
 from .config import RetrievalSettings
 from .indexing import message_payload, point_id, speaker
@@ -100,12 +98,7 @@ class SearchService:
             per_query = self._scan_bm25(plan, tenant, exclude_ids)
             route_used = "bm25"
         else:
-            flt = plan.filter
-            if exclude_ids:
-                flt = models.Filter(
-                    must=flt.must,
-                    must_not=[*(flt.must_not or []), models.HasIdCondition(has_id=[point_id(tenant, "message", i) for i in exclude_ids])],
-                )
+            flt = plan.filter.excluding_ids([point_id(tenant, "message", i) for i in exclude_ids]).to_qdrant()
             depth = max(plan.k, min(self.settings.prefetch_limit, 100)) if len(plan.queries) > 1 else plan.k
             for i, q in enumerate(plan.queries):
                 sparse = self.encoder.query(self.analyzer.terms(q)) if route in ("hybrid", "bm25") else None
@@ -151,25 +144,34 @@ class SearchService:
 
     # -- core mode: no vector index -----------------------------------------------------------
     def _scan_bm25(self, plan: SearchPlan, tenant: str, exclude_ids: Sequence[str]) -> list[list[tuple[str, float, dict[str, Any]]]]:
-        f = plan.filters
+        """The same plan filter as in the index, run as a predicate over the payloads of the scanned
+        records (the scope rule holds in both modes); the scan is narrowed by the pinned user/session."""
+        spec = plan.filter
+        user, session = spec.value_of("user_id"), spec.value_of("session_key")
         msgs: list[Message] = []
+        payloads: list[dict[str, Any]] = []
         after = 0
         excluded = set(exclude_ids)
         while True:
             page = self.records.scan_messages(
                 tenant,
-                user_id=f.get("user_id") if isinstance(f.get("user_id"), str) else None,
-                session_key=f.get("session_key") if isinstance(f.get("session_key"), str) else None,
+                user_id=user if isinstance(user, str) else None,
+                session_key=session if isinstance(session, str) else None,
                 after_seq=after,
                 limit=2000,
             )
             if not page:
                 break
             after = page[-1].seq or after + len(page)
-            msgs.extend(m for m in page if m.message_id not in excluded and matches(m, f))
+            for m in page:
+                if m.message_id in excluded:
+                    continue
+                payload = message_payload(m, self.analyzer.detect_lang(m.content))
+                if spec.matches(payload):
+                    msgs.append(m)
+                    payloads.append(payload)
         if not msgs:
             return [[] for _ in plan.queries]
-        payloads = [message_payload(m, self.analyzer.detect_lang(m.content)) for m in msgs]
         scorer = BM25Scorer([self.analyzer.terms(m.content) for m in msgs], k1=self.settings.k1, b=self.settings.b)
         out = []
         for q in plan.queries:
@@ -178,27 +180,4 @@ class SearchService:
         return out
 
 
-def matches(msg: Message, f: dict[str, Any]) -> bool:
-    """Python twin of the index filter, for the core mode without a vector index."""
-    values = {
-        "role": msg.role, "session_key": msg.session_key, "user_id": msg.user_id, "chat_id": msg.chat_id,
-        "channel": str(msg.metadata.get("channel") or msg.chat_id), "author": speaker(msg),
-        "kind": "message", "topic_id": msg.topic_id, "task_id": msg.metadata.get("task_id"),
-        "interaction_type": msg.metadata.get("interaction_type"), "lang": None,
-    }
-    for name in KEYWORD_FILTERS:
-        if name not in f or name == "lang":
-            continue
-        want = f[name] if isinstance(f[name], list) else [f[name]]
-        if values[name] not in want:
-            return False
-    if "timestamp_from" in f and msg.create_time < parse_time("timestamp_from", f["timestamp_from"]):
-        return False
-    if "timestamp_to" in f and msg.create_time > parse_time("timestamp_to", f["timestamp_to"]):
-        return False
-    if "success" in f and bool(msg.metadata.get("success", True)) != f["success"]:
-        return False
-    return True
-
-
-__all__ = ["SearchService", "hit_from_payload", "matches"]
+__all__ = ["SearchService", "hit_from_payload"]

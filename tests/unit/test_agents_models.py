@@ -94,7 +94,7 @@ def test_scope_filter_always_starts_with_scope():
     s = AgentScope.of("default", "123", "coder")
     flt, normalized = scope_filter(s, {"success": "false", "interaction_type": ["tool_call", "user_message"]})
     assert flt.must[0].key == "tenant" and flt.must[0].match.value == "default|123|coder"
-    assert flt.must[-1].key == "kind"
+    assert flt.must[1].key == "kind"  # the scope comes first, then the user filters
     success = [c for c in flt.must if c.key == "success"][0]
     assert success.match.value == 0 and not isinstance(success.match.value, bool)  # Edge cannot match bools
     assert normalized == {"success": False, "interaction_type": ["tool_call", "user_message"]}

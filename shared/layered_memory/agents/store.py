@@ -35,6 +35,7 @@ from ..models import iso, parse_time, utcnow
 from ..providers.base import Embedder
 from ..retrieval.analyzer import Analyzer
 from ..retrieval.bm25 import BM25Encoder
+from ..index.filters import Eq, FilterSpec
 from ..retrieval.plan import build_filter
 from ..stores.base import IndexHit, RecordStore, VectorIndex, VectorPoint
 from .models import POINT_KIND, AgentInfo, AgentScope, Interaction, ts_key
@@ -67,9 +68,8 @@ def check_filters(filters: Mapping[str, Any] | None, op: str) -> dict[str, Any]:
 
 def scope_filter(scope: AgentScope, filters: Mapping[str, Any] | None, op: str = "search") -> tuple[models.Filter, dict[str, Any]]:
     """The index filter: the scope (always) AND the validated user filters, plus the normalized filters."""
-    flt, normalized = build_filter(scope.key, check_filters(filters, op))
-    flt.must = [*flt.must, models.FieldCondition(key="kind", match=models.MatchValue(value=POINT_KIND))]  # type: ignore[list-item, misc]
-    return flt, normalized
+    spec, normalized = build_filter(FilterSpec.of(Eq("tenant", scope.key), Eq("kind", POINT_KIND)), check_filters(filters, op))
+    return spec.to_qdrant(), normalized
 
 
 def doc_matches(doc: Mapping[str, Any], normalized: Mapping[str, Any]) -> bool:

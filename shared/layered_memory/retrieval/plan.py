@@ -13,9 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from qdrant_client import models
-
 from ..errors import InvalidInputError
+from ..index.filters import Eq, FilterSpec, Range
 from ..models import INTERACTION_TYPES, ROLES, iso, parse_time
 
 logger = logging.getLogger(__name__)
@@ -48,7 +47,7 @@ class SearchPlan:
     queries: list[str]
     k: int
     route: str
-    filter: models.Filter
+    filter: FilterSpec  # the scope's base filter AND the user's filters: compiled for the index or run in-process
     filters: dict[str, Any] = field(default_factory=dict)  # the validated, normalized user filters
 
 
@@ -96,34 +95,31 @@ def _keyword_values(name: str, value: Any) -> list[str]:
     return out
 
 
-def build_filter(tenant: str, filters: Mapping[str, Any] | None, *, scope: Mapping[str, str] | None = None) -> tuple[models.Filter, dict[str, Any]]:
-    """The index filter: tenant (always), a bound scope (adapters), then the user's filters.
+def build_filter(base: FilterSpec, filters: Mapping[str, Any] | None) -> tuple[FilterSpec, dict[str, Any]]:
+    """The index filter: the scope's ``base`` (tenant, bound user: ``Scope.spec``), AND the user's filters.
 
-    ``scope`` holds conditions the caller may not widen (e.g. ``{"user_id": "u1"}`` for a tool bound
-    to one user); a user filter naming another value for a scoped field matches nothing.
+    The user's filters can only narrow ``base``: a filter naming another user than the bound one
+    matches nothing.
 
     Raises:
         InvalidInputError: unknown filter names, bad values, malformed or inverted dates.
     """
-    filters = dict(filters or {})
-    if not isinstance(filters, dict):
+    if filters is not None and not isinstance(filters, Mapping):
         raise InvalidInputError("filters", filters, "must be an object", "pass a dict of filter names to values")
+    filters = dict(filters or {})
     unknown = sorted(set(filters) - set(FILTER_NAMES))
     if unknown:
         raise InvalidInputError(
             "filters", unknown[0], f"is not a known filter (known: {', '.join(FILTER_NAMES)})", "remove or rename it"
         )
-    must: list[Any] = [models.FieldCondition(key="tenant", match=models.MatchValue(value=tenant))]
-    for key, value in (scope or {}).items():
-        must.append(models.FieldCondition(key=key, match=models.MatchValue(value=value)))
+    must: list[Any] = []
     normalized: dict[str, Any] = {}
     for name, key in KEYWORD_FILTERS.items():
         if filters.get(name) is None:
             continue
         values = _keyword_values(name, filters[name])
         normalized[name] = values if len(values) > 1 else values[0]
-        match = models.MatchValue(value=values[0]) if len(values) == 1 else models.MatchAny(any=values)
-        must.append(models.FieldCondition(key=key, match=match))
+        must.append(Eq(key, values))
     start = end = None
     if filters.get("timestamp_from") is not None:
         start = parse_time("filters.timestamp_from", filters["timestamp_from"])
@@ -137,7 +133,7 @@ def build_filter(tenant: str, filters: Mapping[str, Any] | None, *, scope: Mappi
             f"is after timestamp_to={normalized['timestamp_to']}", "swap the two dates",
         )
     if start or end:
-        must.append(models.FieldCondition(key="timestamp", range=models.DatetimeRange(gte=start, lte=end)))
+        must.append(Range("timestamp", gte=start, lte=end))
     if filters.get("success") is not None:
         flag = filters["success"]
         if isinstance(flag, str) and flag.lower() in ("true", "false"):
@@ -145,18 +141,17 @@ def build_filter(tenant: str, filters: Mapping[str, Any] | None, *, scope: Mappi
         if not isinstance(flag, (bool, int)) or flag not in (0, 1, True, False):
             raise InvalidInputError("filters.success", flag, "must be true or false", "pass a boolean")
         normalized["success"] = bool(flag)
-        must.append(models.FieldCondition(key="success", match=models.MatchValue(value=int(bool(flag)))))
-    return models.Filter(must=must), normalized
+        must.append(Eq("success", int(bool(flag))))  # stored as 0/1: Qdrant Edge cannot match booleans
+    return base.and_(*must), normalized
 
 
 def plan_search(
-    tenant: str,
+    base: FilterSpec,
     queries: str | Sequence[str] | None,
     *,
     filters: Mapping[str, Any] | None = None,
     k: int = 10,
     route: str = "hybrid",
-    scope: Mapping[str, str] | None = None,
     max_query_chars: int = 2000,
 ) -> SearchPlan:
     """Validate everything and return the plan; nothing runs.
@@ -169,5 +164,5 @@ def plan_search(
     if route not in ROUTES:
         raise InvalidInputError("route", route, f"must be one of {', '.join(ROUTES)}", 'use route="hybrid"')
     qs = normalize_queries(queries, max_chars=max_query_chars)
-    flt, normalized = build_filter(tenant, filters, scope=scope)
+    flt, normalized = build_filter(base, filters)
     return SearchPlan(queries=qs, k=k, route=route, filter=flt, filters=normalized)
