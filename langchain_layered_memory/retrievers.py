@@ -12,9 +12,10 @@ from typing import Any
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, field_validator
 
 from layered_memory import LayeredMemory, SearchResult
+from layered_memory.index import check_user_id
 
 
 def hits_to_documents(result: SearchResult) -> list[Document]:
@@ -45,8 +46,13 @@ class LayeredMemoryRetriever(BaseRetriever):
     route: str = "hybrid"
     filters: dict[str, Any] = Field(default_factory=dict)
 
+    @field_validator("user_id")
+    @classmethod
+    def _no_empty_user(cls, value: str | None) -> str | None:
+        return check_user_id(value)  # "" would search every user: refused; None binds nothing
+
     def _handle(self) -> LayeredMemory:
-        return self.memory.for_user(self.user_id) if self.user_id else self.memory
+        return self.memory.for_user(self.user_id) if self.user_id is not None else self.memory
 
     def _args(self, k: int | None, filters: Mapping[str, Any] | None, route: str | None) -> dict[str, Any]:
         return {

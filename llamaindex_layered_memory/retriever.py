@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from layered_memory import LayeredMemory, SearchResult
+from layered_memory import tools as shared_tools
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
@@ -51,7 +52,7 @@ class LayeredMemoryRetriever(BaseRetriever):
                 f"LayeredMemoryRetriever needs a layered_memory.LayeredMemory as mem, got {type(mem).__name__}; "
                 "build one with LayeredMemory.embedded(path)"
             )
-        self._mem = mem.for_user(user_id) if user_id and mem.bound_user != user_id else mem
+        self._mem = shared_tools.bind(mem, user_id)  # type: ignore[assignment]  # "" is refused, None binds nothing
         self._filters = dict(filters or {})
         self._k = k
         self._route = route

@@ -387,13 +387,17 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
     def clear_session(self, user_id: str | None, session_id: str | None = None) -> int:
         """Delete a user's messages of one session (or all sessions) and their summary. Returns the count."""
         user_id = self._user(user_id)
+        if session_id is not None:
+            check_id("session_id", session_id)  # "" is no session: refused, never "every session"
         core = self._core
         with core.write_lock:
             ids = core.records.delete_messages(self.tenant_id, user_id=user_id, session_key=session_id)
             core.indexer.delete_messages(self.tenant_id, ids)
-            prefix = f"{user_id}|{session_id}" if session_id else f"{user_id}|"
             for collection in (SUMMARIES, SESSIONS):
-                keys = [k for k, _ in core.records.list_docs(self.tenant_id, collection, prefix=prefix, limit=100_000)]
+                if session_id is not None:  # this session's key exactly: "telegram:1" is no prefix of "telegram:10"'s
+                    keys = [f"{user_id}|{session_id}"]
+                else:
+                    keys = [k for k, _ in core.records.list_docs(self.tenant_id, collection, prefix=f"{user_id}|", limit=100_000)]
                 if keys:
                     core.records.delete_docs(self.tenant_id, collection, keys)
             core.known_sessions.difference_update(
@@ -454,7 +458,7 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
         if include_vector and core.embedder is not None and core.index is not None:
             texts = [query or next((m.content for m in reversed(window) if m.role == "user"), "")]
             if task_id:  # while a task runs, its latest tool results are queries too (fused by RRF)
-                texts += [r["content"] for r in self.get_task_memory(task_id)[-3:]]
+                texts += [r["content"] for r in self.get_task_memory(task_id, user_id=user_id)[-3:]]
             texts = [t for t in texts if t and t.strip()]
             if texts:
                 memory, conversation = self._relevant(user_id, session_id, texts, [m.message_id for m in window])
@@ -518,7 +522,7 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
         with core.write_lock:
             core.records.mark_all_pending(self.tenant_id)
             n = core.indexer.flush(self.tenant_id)
-        if core.records.count_docs(self.tenant_id, "items"):
+        if core.records.count_docs(self.tenant_id, "items") or core.records.count_docs(self.tenant_id, "user_items"):
             n += self.items.reindex()
         return n
 

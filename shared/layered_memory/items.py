@@ -26,9 +26,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
-from qdrant_client import models
-
 from .errors import InvalidInputError
+from .index.filters import Condition, Eq, Range
 from .indexing import point_id
 from .models import iso, parse_time, utcnow
 from .stores.base import SparseVector, VectorPoint
@@ -40,6 +39,8 @@ logger = logging.getLogger(__name__)
 
 ITEMS = "items"
 ITEM_NS = "item_ns"
+USER_ITEMS = "user_items"  # items written through a user-bound handle: keys start with the owner
+USER_ITEM_NS = "user_item_ns"
 KIND = "item"
 OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 _RANGE = {"$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte"}
@@ -159,10 +160,10 @@ def _payload_values(value: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in value.items() if isinstance(k, str) and (isinstance(v, str) or _is_num(v))}
 
 
-def _index_conditions(flt: Mapping[str, Any]) -> tuple[list[Any], list[Any], bool]:
+def _index_conditions(flt: Mapping[str, Any]) -> tuple[list[Condition], list[Condition], bool]:
     """(must, must_not, complete): the part of a filter the index can apply; ``complete`` when all of it."""
-    must: list[Any] = []
-    must_not: list[Any] = []
+    must: list[Condition] = []
+    must_not: list[Condition] = []
     complete = True
     for field, cond in flt.items():
         key = f"v.{field}"
@@ -171,10 +172,9 @@ def _index_conditions(flt: Mapping[str, Any]) -> tuple[list[Any], list[Any], boo
             ops = {"$eq": cond}
         for op, want in ops.items():
             if op in ("$eq", "$ne") and (isinstance(want, str) or (_is_num(want) and float(want).is_integer())):
-                match = models.MatchValue(value=want if isinstance(want, str) else int(want))
-                (must if op == "$eq" else must_not).append(models.FieldCondition(key=key, match=match))
+                (must if op == "$eq" else must_not).append(Eq(key, want if isinstance(want, str) else int(want)))
             elif op in _RANGE and _is_num(want):
-                must.append(models.FieldCondition(key=key, range=models.Range(**{_RANGE[op]: float(want)})))
+                must.append(Range(key, **{_RANGE[op]: float(want)}))
             else:
                 complete = False
     return must, must_not, complete
@@ -223,6 +223,13 @@ class Items:
         self._mem = mem
         self._core = mem._core
         self.tenant = mem.tenant_id
+        # The scope rule for items: a handle bound to a user owns a space of its own (its namespaces are
+        # not the tenant's nor another user's); an unbound handle works in the tenant's shared space.
+        self.owner = mem.bound_user
+        self._docs = ITEMS if self.owner is None else USER_ITEMS
+        self._ns_docs = ITEM_NS if self.owner is None else USER_ITEM_NS
+        self._pfx = "" if self.owner is None else _enc(self.owner) + "!"
+        self._spec = mem.scope.owned_spec(KIND, self.owner)
         self.default_fields = list(default_fields) if default_fields else None
         self.collection = self._core.settings.qdrant.collection_prefix + ITEMS
         index = self._core.index
@@ -251,16 +258,18 @@ class Items:
         ):
             raise InvalidInputError("index", index, "must be False, None or a list of JSON paths", "e.g. index=['text']")
         fields = None if index is None else (False if index is False else list(index))
-        records, core, dkey = self._core.records, self._core, doc_key(ns, key)
+        records, core, dkey = self._core.records, self._core, self._pfx + doc_key(ns, key)
         with core.write_lock:
-            old = records.get_docs(self.tenant, ITEMS, [dkey])[0]
+            old = records.get_docs(self.tenant, self._docs, [dkey])[0]
             now = iso(utcnow())
             doc = {
                 "namespace": list(ns), "key": key, "value": dict(value),
                 "created_at": old["created_at"] if old else now, "updated_at": now,
                 "index": fields if fields is not None else self.default_fields,
             }
-            records.put_docs(self.tenant, ITEMS, {dkey: doc})  # validates JSON before anything else is written
+            if self.owner is not None:
+                doc["owner"] = self.owner
+            records.put_docs(self.tenant, self._docs, {dkey: doc})  # validates JSON before anything else is written
             if old is None:
                 self._count_ns(ns, +1)
             self._index([(dkey, doc)])
@@ -269,9 +278,9 @@ class Items:
     def delete(self, namespace: Sequence[str], key: str) -> bool:
         """Delete an item. Returns whether it existed."""
         ns, key = check_namespace(namespace), _check_key(key)
-        core, dkey = self._core, doc_key(ns, key)
+        core, dkey = self._core, self._pfx + doc_key(ns, key)
         with core.write_lock:
-            n = core.records.delete_docs(self.tenant, ITEMS, [dkey])
+            n = core.records.delete_docs(self.tenant, self._docs, [dkey])
             if n:
                 self._count_ns(ns, -1)
                 if core.index is not None:
@@ -279,13 +288,13 @@ class Items:
         return bool(n)
 
     def _count_ns(self, ns: tuple[str, ...], delta: int) -> None:
-        records, k = self._core.records, ns_key(ns)
-        doc = records.get_docs(self.tenant, ITEM_NS, [k])[0] or {"namespace": list(ns), "count": 0}
+        records, k = self._core.records, self._pfx + ns_key(ns)
+        doc = records.get_docs(self.tenant, self._ns_docs, [k])[0] or {"namespace": list(ns), "count": 0}
         doc["count"] += delta
         if doc["count"] <= 0:
-            records.delete_docs(self.tenant, ITEM_NS, [k])
+            records.delete_docs(self.tenant, self._ns_docs, [k])
         else:
-            records.put_docs(self.tenant, ITEM_NS, {k: doc})
+            records.put_docs(self.tenant, self._ns_docs, {k: doc})
 
     def _index(self, docs: Sequence[tuple[str, dict[str, Any]]]) -> None:
         core = self._core
@@ -298,13 +307,16 @@ class Items:
         points = []
         for i, (k, d, text) in enumerate(todo):
             ns = tuple(d["namespace"])
+            payload = {
+                "tenant": self.tenant, "kind": KIND, "item_key": k,
+                "ns": [ns_key(ns[: j + 1]) for j in range(len(ns))],
+                "v": _payload_values(d["value"]), "timestamp": d["updated_at"],
+            }
+            if d.get("owner") is not None:
+                payload["user_id"] = d["owner"]
             points.append(VectorPoint(
                 id=point_id(self.tenant, KIND, k),
-                payload={
-                    "tenant": self.tenant, "kind": KIND, "item_key": k,
-                    "ns": [ns_key(ns[: j + 1]) for j in range(len(ns))],
-                    "v": _payload_values(d["value"]), "timestamp": d["updated_at"],
-                },
+                payload=payload,
                 dense=dense[i] if dense is not None else None,
                 sparse=core.indexer.encoder.document(core.analyzer.terms(text)) if text else SparseVector([], []),
             ))
@@ -314,21 +326,26 @@ class Items:
             core.index.delete(self.collection, ids=skip)
 
     def reindex(self) -> int:
-        """Re-create every item point of this tenant from the RecordStore. Returns how many were indexed."""
-        n, after = 0, ""
-        while True:
-            page = self._core.records.list_docs(self.tenant, ITEMS, after=after, limit=_SCAN_PAGE)
-            if not page:
-                return n
-            with self._core.write_lock:
-                self._index(page)
-            n += sum(1 for _, d in page if d["index"] is not False)
-            after = page[-1][0]
+        """Re-create the item points of this space from the RecordStore (an unbound handle: the tenant's
+        shared items and every user's). Returns how many were indexed."""
+        n = 0
+        spaces = [(self._docs, self._pfx)] if self.owner is not None else [(ITEMS, ""), (USER_ITEMS, "")]
+        for collection, pfx in spaces:
+            after = ""
+            while True:
+                page = self._core.records.list_docs(self.tenant, collection, prefix=pfx, after=after, limit=_SCAN_PAGE)
+                if not page:
+                    break
+                with self._core.write_lock:
+                    self._index(page)
+                n += sum(1 for _, d in page if d["index"] is not False)
+                after = page[-1][0]
+        return n
 
     # -- reads ----------------------------------------------------------------------------------------
     def get(self, namespace: Sequence[str], key: str) -> StoredItem | None:
         ns, key = check_namespace(namespace), _check_key(key)
-        doc = self._core.records.get_docs(self.tenant, ITEMS, [doc_key(ns, key)])[0]
+        doc = self._core.records.get_docs(self.tenant, self._docs, [self._pfx + doc_key(ns, key)])[0]
         return _item(doc) if doc else None
 
     def search(
@@ -358,9 +375,9 @@ class Items:
 
     def _scan(self, prefix: tuple[str, ...], flt: Mapping[str, Any], limit: int, offset: int) -> list[StoredItem]:
         out: list[StoredItem] = []
-        skipped, after, pfx = 0, "", ns_key(prefix)
+        skipped, after, pfx = 0, "", self._pfx + ns_key(prefix)
         while len(out) < limit:
-            page = self._core.records.list_docs(self.tenant, ITEMS, prefix=pfx, after=after, limit=_SCAN_PAGE)
+            page = self._core.records.list_docs(self.tenant, self._docs, prefix=pfx, after=after, limit=_SCAN_PAGE)
             for _, doc in page:
                 if not matches(doc["value"], flt):
                     continue
@@ -379,9 +396,9 @@ class Items:
         """No vector index (Redis-only core): BM25 in-process over the prefix's documents."""
         from .retrieval.bm25 import BM25Scorer
 
-        analyzer, docs, after, pfx = self._core.analyzer, [], "", ns_key(prefix)
+        analyzer, docs, after, pfx = self._core.analyzer, [], "", self._pfx + ns_key(prefix)
         while True:
-            page = self._core.records.list_docs(self.tenant, ITEMS, prefix=pfx, after=after, limit=_SCAN_PAGE)
+            page = self._core.records.list_docs(self.tenant, self._docs, prefix=pfx, after=after, limit=_SCAN_PAGE)
             docs.extend(d for _, d in page if d["index"] is not False and matches(d["value"], flt))
             if len(page) < _SCAN_PAGE:
                 break
@@ -397,14 +414,9 @@ class Items:
 
     def _query(self, prefix: tuple[str, ...], flt: Mapping[str, Any], query: str, limit: int, offset: int) -> list[StoredItem]:
         core = self._core
-        must: list[Any] = [
-            models.FieldCondition(key="tenant", match=models.MatchValue(value=self.tenant)),
-            models.FieldCondition(key="kind", match=models.MatchValue(value=KIND)),
-        ]
-        if prefix:
-            must.append(models.FieldCondition(key="ns", match=models.MatchValue(value=ns_key(prefix))))
         extra_must, must_not, complete = _index_conditions(flt)
-        index_filter = models.Filter(must=must + extra_must, must_not=must_not or None)
+        spec = self._spec.and_(*([Eq("ns", ns_key(prefix))] if prefix else []), *extra_must, must_not=must_not)
+        index_filter = spec.to_qdrant()
         terms = core.analyzer.terms(query)
         sparse = core.indexer.encoder.query(terms) if terms else None
         dense = None
@@ -424,7 +436,8 @@ class Items:
             weights=(r.dense_weight, r.sparse_weight) if dense is not None and sparse is not None and sparse.indices else None,
         )
         keys = [h.payload.get("item_key") for h in hits]
-        docs = core.records.get_docs(self.tenant, ITEMS, [k for k in keys if k]) if keys else []
+        keys = [k if k and k.startswith(self._pfx) else None for k in keys]  # never another space's document
+        docs = core.records.get_docs(self.tenant, self._docs, [k for k in keys if k]) if keys else []
         by_key = {d_key: d for d_key, d in zip([k for k in keys if k], docs)}
         out: list[StoredItem] = []
         for h, k in zip(hits, keys):
@@ -448,9 +461,9 @@ class Items:
                 break
             fixed.append(label)
         found: set[tuple[str, ...]] = set()
-        after, pfx = "", ns_key(tuple(fixed))
+        after, pfx = "", self._pfx + ns_key(tuple(fixed))
         while True:
-            page = self._core.records.list_docs(self.tenant, ITEM_NS, prefix=pfx, after=after, limit=_SCAN_PAGE)
+            page = self._core.records.list_docs(self.tenant, self._ns_docs, prefix=pfx, after=after, limit=_SCAN_PAGE)
             for _, doc in page:
                 ns = tuple(doc["namespace"])
                 if _match_path(ns, pre, head=True) and _match_path(ns, suf, head=False):

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, Field, WithJsonSchema, model_validator
 
 from .errors import InvalidInputError
+from .index.scope import check_user_id
 from .models import SearchHit, SearchResult
 from .retrieval.plan import ROUTES
 from .userdata import TASK_STATUSES
@@ -441,7 +442,7 @@ def _topic_args(mem: LayeredMemory, query: Any, chat_id: Any, k: Any, user_id: s
     n = _as_int("k", k, TOPIC_SEARCH_DEFAULT_K)
     if n < 1:  # as for qdrant_search_memory's limit: asking for no topics is an error, not "No topics found"
         raise InvalidInputError("k", n, "must be at least 1", f"pass e.g. k={TOPIC_SEARCH_DEFAULT_K}")
-    return {"chat_id": chat_id or None, "user_id": user_id or mem.bound_user, "k": n}
+    return {"chat_id": chat_id or None, "user_id": mem.scope.owner(user_id), "k": n}
 
 
 def _topics_failed(exc: BaseException) -> tuple[str, dict[str, Any]]:
@@ -503,12 +504,14 @@ async def atopic_search_tool(
 # -- binding ---------------------------------------------------------------------------------------
 def bind(mem: LayeredMemory | None, user_id: str | None = None, tenant: str | None = None) -> LayeredMemory | None:
     """The handle the tools run on: ``mem`` narrowed to ``tenant`` and ``user_id`` (``None`` stays
-    ``None``: memory not configured). Raises ``InvalidInputError`` if ``mem`` is bound to another user."""
+    ``None``: memory not configured). ``user_id=None`` means no binding; an empty string is refused
+    (it would otherwise search every user). Raises ``InvalidInputError`` if ``mem`` is bound to another user."""
+    user = check_user_id(user_id)
     if mem is None:
         return None
-    if tenant:
+    if tenant is not None:
         mem = mem.tenant(tenant)
-    return mem.for_user(user_id) if user_id and mem.bound_user != user_id else mem
+    return mem.for_user(user) if user is not None and mem.bound_user != user else mem
 
 
 __all__ = [

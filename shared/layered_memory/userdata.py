@@ -63,25 +63,34 @@ class UserDataMixin:
         return self._records.delete_docs(self.tenant_id, USER_DATA, [user_id]) > 0
 
     # -- task memory --------------------------------------------------------------------------
-    def add_tool_result(self, task_id: str, content: str, *, user_id: str | None = None, tool_name: str | None = None) -> dict[str, Any]:
-        """Remember a tool result of a running task; the latest ones feed the context's search query."""
+    # Keys are ``<owner>|<task_id>|<time>|<nonce>``: a task's memory belongs to its user (the handle's
+    # bound user, or ``user_id=``); an unbound handle with no user writes the tenant's own space (owner "").
+    def _task_prefix(self, task_id: str, user_id: str | None) -> str:
         task_id = check_id("task_id", task_id)  # type: ignore[assignment]
+        owner = self.scope.owner(user_id)  # type: ignore[attr-defined]
+        return f"{owner or ''}|{task_id}|"
+
+    def add_tool_result(self, task_id: str, content: str, *, user_id: str | None = None, tool_name: str | None = None) -> dict[str, Any]:
+        """Remember a tool result of a running task; the latest ones feed the context's search query.
+        The result belongs to ``user_id`` (default: the handle's bound user; a bound handle cannot name another)."""
+        prefix = self._task_prefix(task_id, user_id)
         if not isinstance(content, str) or not content.strip():
             raise InvalidInputError("content", content, "must be a non-empty string", "pass the tool's output as text")
         now = utcnow()
-        item = {"task_id": task_id, "content": content, "tool_name": tool_name, "user_id": user_id, "timestamp": iso(now)}
-        key = f"{task_id}|{now.strftime('%Y%m%dT%H%M%S.%f')}|{uuid.uuid4().hex[:8]}"
+        owner = prefix.split("|", 1)[0] or None
+        item = {"task_id": task_id, "content": content, "tool_name": tool_name, "user_id": owner, "timestamp": iso(now)}
+        key = f"{prefix}{now.strftime('%Y%m%dT%H%M%S.%f')}|{uuid.uuid4().hex[:8]}"
         self._records.put_docs(self.tenant_id, TASK_MEMORY, {key: item})
         return item
 
-    def get_task_memory(self, task_id: str) -> list[dict[str, Any]]:
-        """Tool results of a task, oldest first."""
-        task_id = check_id("task_id", task_id)  # type: ignore[assignment]
-        return [v for _, v in self._records.list_docs(self.tenant_id, TASK_MEMORY, prefix=f"{task_id}|", limit=10_000)]
+    def get_task_memory(self, task_id: str, *, user_id: str | None = None) -> list[dict[str, Any]]:
+        """Tool results of a task of ``user_id`` (default: the bound user), oldest first."""
+        prefix = self._task_prefix(task_id, user_id)
+        return [v for _, v in self._records.list_docs(self.tenant_id, TASK_MEMORY, prefix=prefix, limit=10_000)]
 
-    def clear_task_memory(self, task_id: str) -> int:
-        task_id = check_id("task_id", task_id)  # type: ignore[assignment]
-        keys = [k for k, _ in self._records.list_docs(self.tenant_id, TASK_MEMORY, prefix=f"{task_id}|", limit=100_000)]
+    def clear_task_memory(self, task_id: str, *, user_id: str | None = None) -> int:
+        prefix = self._task_prefix(task_id, user_id)
+        keys = [k for k, _ in self._records.list_docs(self.tenant_id, TASK_MEMORY, prefix=prefix, limit=100_000)]
         return self._records.delete_docs(self.tenant_id, TASK_MEMORY, keys) if keys else 0
 
     # -- tasks skill --------------------------------------------------------------------------

@@ -318,7 +318,7 @@ def test_task_memory_feeds_the_relevant_memory_query(tmp_path, embedder):
     ctx = vmem.get_context_for_user("u1", "s1", task_id="t-1")
     memory = next(m.content for m in ctx if m.kind == "memory")
     assert "Казан" in memory
-    assert vmem.clear_task_memory("t-1") == 1
+    assert vmem.clear_task_memory("t-1", user_id="u1") == 1  # task memory belongs to its user
     vmem.close()
 
 

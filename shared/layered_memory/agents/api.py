@@ -144,7 +144,7 @@ class Agents:
 
     def list(self, user_id: str | None = None) -> list[AgentInfo]:
         """Registered agents of this tenant (of one user when given, or of the bound user)."""
-        user = self._mem._user(user_id) if (user_id or self._mem.bound_user) else None
+        user = self._mem.scope.owner(None if user_id is None else str(user_id))  # "" is refused, never "all users"
         return self.store.list(self._mem.tenant_id, user)
 
     def delete(self, user_id: str, agent_name: str) -> int:

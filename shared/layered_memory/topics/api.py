@@ -387,9 +387,7 @@ class Topics:
         return [_to_summary(d) for d in self.store.summaries(topic_id)]
 
     def _user_filter(self, user_id: str | None) -> str | None:
-        if user_id is not None:
-            check_id("user_id", user_id)
-        return self.mem._user(user_id) if (user_id or self.mem.bound_user) else None
+        return self.mem.scope.owner(user_id)  # "" is refused, never "all users"; a bound handle names only its user
 
     def search_summaries(self, query: str, *, chat_id: str | None = None, user_id: str | None = None, k: int = 5) -> list[Any]:
         """Topic summaries by keyword + vector, fused (seed 3.3.3). Returns SearchHits (``meta.kind="topic_summary"``)."""
