@@ -171,8 +171,10 @@ def _index_conditions(flt: Mapping[str, Any]) -> tuple[list[Condition], list[Con
         if ops is None:
             ops = {"$eq": cond}
         for op, want in ops.items():
-            if op in ("$eq", "$ne") and (isinstance(want, str) or (_is_num(want) and float(want).is_integer())):
-                (must if op == "$eq" else must_not).append(Eq(key, want if isinstance(want, str) else int(want)))
+            if op in ("$eq", "$ne") and isinstance(want, str):
+                (must if op == "$eq" else must_not).append(Eq(key, want))
+            elif op in ("$eq", "$ne") and _is_num(want):  # a range, not a keyword match: 4 finds 4.0 and 4.0 finds 4
+                (must if op == "$eq" else must_not).append(Range(key, gte=float(want), lte=float(want)))
             elif op in _RANGE and _is_num(want):
                 must.append(Range(key, **{_RANGE[op]: float(want)}))
             else:
@@ -428,24 +430,34 @@ class Items:
         if dense is None and (sparse is None or not sparse.indices):
             return []
         want = offset + limit
-        depth = want if complete else min(MAX_LIMIT * 2, want * 4)
+        depth = want if complete else want * 4
         r = core.settings.retrieval
-        hits = core.index.query(  # type: ignore[union-attr]
-            self.collection, dense=dense, sparse=sparse if sparse is not None and sparse.indices else None,
-            filter=index_filter, limit=depth, prefetch_limit=max(r.prefetch_limit, depth), rrf_k=r.rrf_k,
-            weights=(r.dense_weight, r.sparse_weight) if dense is not None and sparse is not None and sparse.indices else None,
-        )
+        weights = (r.dense_weight, r.sparse_weight) if dense is not None and sparse is not None and sparse.indices else None
+        while True:  # every filter is exact: page deeper until `want` items pass it or the candidates run out
+            hits = core.index.query(  # type: ignore[union-attr]
+                self.collection, dense=dense, sparse=sparse if sparse is not None and sparse.indices else None,
+                filter=index_filter, limit=depth, prefetch_limit=max(r.prefetch_limit, depth), rrf_k=r.rrf_k,
+                weights=weights,
+            )
+            out = self._passing(hits, flt)
+            if len(out) >= want or len(hits) < depth:
+                return out[offset: offset + limit]
+            depth *= 4
+
+    def _passing(self, hits: Sequence[Any], flt: Mapping[str, Any]) -> list[StoredItem]:
+        """The stored items behind index hits that pass the whole filter, in hit order."""
         keys = [h.payload.get("item_key") for h in hits]
         keys = [k if k and k.startswith(self._pfx) else None for k in keys]  # never another space's document
-        docs = core.records.get_docs(self.tenant, self._docs, [k for k in keys if k]) if keys else []
-        by_key = {d_key: d for d_key, d in zip([k for k in keys if k], docs)}
+        found = [k for k in keys if k]
+        docs = self._core.records.get_docs(self.tenant, self._docs, found) if found else []
+        by_key = dict(zip(found, docs))
         out: list[StoredItem] = []
         for h, k in zip(hits, keys):
-            d = by_key.get(k)
+            d = by_key.get(k) if k else None
             if d is None or d["index"] is False or not matches(d["value"], flt):  # stale point or an unpushed filter
                 continue
             out.append(_item(d, float(h.score)))
-        return out[offset: offset + limit]
+        return out
 
     def list_namespaces(
         self, prefix: Sequence[str] | None = None, suffix: Sequence[str] | None = None, max_depth: int | None = None,

@@ -205,3 +205,39 @@ def test_agent_tool_writes_through_runtime_store(mem):
     agent = create_agent(model, tools=[remember], store=store)
     agent.invoke({"messages": [HumanMessage("I am allergic to peanuts")]})
     assert store.search(("memories",), query="peanuts")[0].value == {"text": "allergic to peanuts"}
+
+
+# -- issue 13: filters are exact, as in InMemoryStore -------------------------------------------------
+def _both(mem):  # noqa: ANN001
+    from langgraph.store.memory import InMemoryStore
+
+    return LayeredMemoryStore(mem), InMemoryStore()
+
+
+@pytest.mark.parametrize("flt", [{"active": True}, {"tags": ["a", "b"]}, {"meta": {"lang": "en"}}, {"active": {"$eq": True}}])
+def test_filtered_query_search_fills_the_limit_with_unpushable_filters(mem, flt):
+    ours, ref = _both(mem)
+    for i in range(100):
+        value = {"text": f"apple note {i}", "active": i % 10 == 0, "tags": ["a", "b"] if i % 10 == 0 else ["c"],
+                 "meta": {"lang": "en" if i % 10 == 0 else "fr"}}
+        for s in (ours, ref):
+            s.put(("docs",), f"k{i}", value)
+    got = ours.search(("docs",), query="apple", filter=flt, limit=10)
+    want = ref.search(("docs",), query="apple", filter=flt, limit=10)
+    assert len(got) == len(want) == 10
+    assert {i.key for i in got} == {i.key for i in want}  # every matching item (the ten of them)
+    assert len(ours.search(("docs",), query="apple", filter=flt, limit=5, offset=7)) == 3
+
+
+@pytest.mark.parametrize("stored,asked", [(4.0, 4.0), (4.0, 4), (4, 4.0), (4, 4)])
+def test_whole_number_float_matches_in_query_search(mem, stored, asked):
+    ours, ref = _both(mem)
+    for s in (ours, ref):
+        s.put(("docs",), "pie", {"text": "apple pie", "n": stored})
+        s.put(("docs",), "tart", {"text": "apple tart", "n": 5})
+    for query in (None, "apple"):
+        got = [i.key for i in ours.search(("docs",), query=query, filter={"n": asked})]
+        want = [i.key for i in ref.search(("docs",), query=query, filter={"n": asked})]
+        assert got == want == ["pie"], query
+        got_ne = [i.key for i in ours.search(("docs",), query=query, filter={"n": {"$ne": asked}})]
+        assert got_ne == ["tart"], query
