@@ -46,6 +46,7 @@ OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 _RANGE = {"$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte"}
 MAX_LIMIT = 1000
 _SCAN_PAGE = 500
+_MAX_DEPTH = 65_536  # candidates fetched at most by one query search (a bound on pathological filters)
 
 
 @dataclass(frozen=True, slots=True)
@@ -433,14 +434,18 @@ class Items:
         depth = want if complete else want * 4
         r = core.settings.retrieval
         weights = (r.dense_weight, r.sparse_weight) if dense is not None and sparse is not None and sparse.indices else None
-        while True:  # every filter is exact: page deeper until `want` items pass it or the candidates run out
+        while True:
             hits = core.index.query(  # type: ignore[union-attr]
                 self.collection, dense=dense, sparse=sparse if sparse is not None and sparse.indices else None,
                 filter=index_filter, limit=depth, prefetch_limit=max(r.prefetch_limit, depth), rrf_k=r.rrf_k,
                 weights=weights,
             )
-            out = self._passing(hits, flt)
-            if len(out) >= want or len(hits) < depth:
+            # Equal scores come back in any order, so ties sort by key, and a page is cut only below the
+            # tie group at its end: offset paging then shows every item once. Every filter is exact: the
+            # search pages deeper until `want` items pass it (and the cut is clean) or the candidates run out.
+            out = sorted(self._passing(hits, flt), key=lambda it: (-round(it.score or 0.0, 9), it.namespace, it.key))
+            clean_cut = len(out) >= want and round(hits[-1].score, 9) < round(out[want - 1].score or 0.0, 9)
+            if len(hits) < depth or clean_cut or depth >= _MAX_DEPTH:
                 return out[offset: offset + limit]
             depth *= 4
 

@@ -4,6 +4,7 @@ async twins, batch order, and an agent tool writing through ``runtime.store``.""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -241,3 +242,35 @@ def test_whole_number_float_matches_in_query_search(mem, stored, asked):
         assert got == want == ["pie"], query
         got_ne = [i.key for i in ours.search(("docs",), query=query, filter={"n": {"$ne": asked}})]
         assert got_ne == ["tart"], query
+
+
+def test_query_paging_is_stable_and_disjoint(store):
+    for i in range(30):
+        store.put(("docs",), f"k{i:02d}", {"text": f"apple banana {'apple ' * (i % 5)}note {i}"})
+    pages = [store.search(("docs",), query="apple", limit=7, offset=o) for o in range(0, 35, 7)]
+    keys = [i.key for page in pages for i in page]
+    assert len(keys) == len(set(keys)) == 30  # every item once, across pages
+    whole = [i.key for i in store.search(("docs",), query="apple", limit=30)]
+    assert keys == whole
+    scores = [i.score for page in pages for i in page]
+    assert scores == sorted(scores, reverse=True)
+
+
+async def test_concurrent_large_batches(store):
+    import threading
+
+    def writer(w: int) -> None:
+        store.batch([PutOp(("team", f"w{w}"), f"k{i}", {"text": f"note {i} of writer {w}"}) for i in range(150)])
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+    for t in threads:
+        t.start()
+    await asyncio.gather(*[store.abatch([PutOp(("team", f"a{w}"), f"k{i}", {"text": f"async {i}"}) for i in range(150)]) for w in range(4)])
+    for t in threads:
+        t.join()
+    namespaces = store.list_namespaces(prefix=("team",))
+    assert sorted(namespaces) == sorted([("team", f"w{w}") for w in range(4)] + [("team", f"a{w}") for w in range(4)])
+    for ns in namespaces:
+        assert len(store.search(ns, limit=1000)) == 150
+    got = store.batch([GetOp(("team", "w3"), "k149"), GetOp(("team", "a0"), "k0")])
+    assert got[0].value == {"text": "note 149 of writer 3"} and got[1].value == {"text": "async 0"}
