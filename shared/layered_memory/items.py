@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
 from .errors import InvalidInputError
+from .index.collection import Entry, IndexedCollection
 from .index.filters import Condition, Eq, Range
 from .indexing import point_id
 from .models import iso, parse_time, utcnow
-from .stores.base import SparseVector, VectorPoint
 
 if TYPE_CHECKING:
     from .engine import LayeredMemory
@@ -234,12 +234,15 @@ class Items:
         self._pfx = "" if self.owner is None else _enc(self.owner) + "!"
         self._spec = mem.scope.owned_spec(KIND, self.owner)
         self.default_fields = list(default_fields) if default_fields else None
-        self.collection = self._core.settings.qdrant.collection_prefix + ITEMS
-        index = self._core.index
-        if index is not None and self.collection not in self._core.ensured_collections:
-            embedder = self._core.embedder
-            index.ensure_collection(self.collection, dense_dim=embedder.dim if embedder else None, embedder=embedder.name if embedder else None)
-            self._core.ensured_collections.add(self.collection)
+        core = self._core
+        self.collection = core.settings.qdrant.collection_prefix + ITEMS
+        self._coll = IndexedCollection(
+            core.index, self.collection, core.embedder, core.analyzer, core.indexer.encoder, core.settings.retrieval,
+            ensured=self.collection in core.ensured_collections,
+        )
+        if core.index is not None and self.collection not in core.ensured_collections:
+            self._coll.ensure()
+            core.ensured_collections.add(self.collection)
 
     # -- writes ---------------------------------------------------------------------------------------
     def put(
@@ -286,8 +289,7 @@ class Items:
             n = core.records.delete_docs(self.tenant, self._docs, [dkey])
             if n:
                 self._count_ns(ns, -1)
-                if core.index is not None:
-                    core.index.delete(self.collection, ids=[point_id(self.tenant, KIND, dkey)])
+                self._coll.delete(ids=[point_id(self.tenant, KIND, dkey)])
         return bool(n)
 
     def _count_ns(self, ns: tuple[str, ...], delta: int) -> None:
@@ -300,15 +302,12 @@ class Items:
             records.put_docs(self.tenant, self._ns_docs, {k: doc})
 
     def _index(self, docs: Sequence[tuple[str, dict[str, Any]]]) -> None:
-        core = self._core
-        if core.index is None:
+        if self._core.index is None:
             return
-        todo = [(k, d, index_text(d["value"], d["index"])) for k, d in docs if d["index"] is not False]
-        skip = [point_id(self.tenant, KIND, k) for k, d in docs if d["index"] is False]
-        todo_text = [t for _, _, t in todo]
-        dense = core.embedder.embed_documents(todo_text) if core.embedder is not None and todo else None
-        points = []
-        for i, (k, d, text) in enumerate(todo):
+        entries = []
+        for k, d in docs:
+            if d["index"] is False:
+                continue
             ns = tuple(d["namespace"])
             payload = {
                 "tenant": self.tenant, "kind": KIND, "item_key": k,
@@ -317,16 +316,9 @@ class Items:
             }
             if d.get("owner") is not None:
                 payload["user_id"] = d["owner"]
-            points.append(VectorPoint(
-                id=point_id(self.tenant, KIND, k),
-                payload=payload,
-                dense=dense[i] if dense is not None else None,
-                sparse=core.indexer.encoder.document(core.analyzer.terms(text)) if text else SparseVector([], []),
-            ))
-        if points:
-            core.index.upsert(self.collection, points)
-        if skip:
-            core.index.delete(self.collection, ids=skip)
+            entries.append(Entry(point_id(self.tenant, KIND, k), payload, index_text(d["value"], d["index"])))
+        self._coll.upsert(entries)
+        self._coll.delete(ids=[point_id(self.tenant, KIND, k) for k, d in docs if d["index"] is False])
 
     def reindex(self) -> int:
         """Re-create the item points of this space from the RecordStore (an unbound handle: the tenant's
@@ -416,30 +408,12 @@ class Items:
         return ranked[offset: offset + limit]
 
     def _query(self, prefix: tuple[str, ...], flt: Mapping[str, Any], query: str, limit: int, offset: int) -> list[StoredItem]:
-        core = self._core
         extra_must, must_not, complete = _index_conditions(flt)
         spec = self._spec.and_(*([Eq("ns", ns_key(prefix))] if prefix else []), *extra_must, must_not=must_not)
-        index_filter = spec.to_qdrant()
-        terms = core.analyzer.terms(query)
-        sparse = core.indexer.encoder.query(terms) if terms else None
-        dense = None
-        if core.embedder is not None:
-            try:
-                dense = core.embedder.embed_query(query[: core.settings.retrieval.max_query_chars])
-            except Exception as exc:  # the dense side failed: BM25 only, as mem.search does
-                logger.warning("embedder failed (%s); item search falls back to bm25", type(exc).__name__)
-        if dense is None and (sparse is None or not sparse.indices):
-            return []
         want = offset + limit
         depth = want if complete else want * 4
-        r = core.settings.retrieval
-        weights = (r.dense_weight, r.sparse_weight) if dense is not None and sparse is not None and sparse.indices else None
         while True:
-            hits = core.index.query(  # type: ignore[union-attr]
-                self.collection, dense=dense, sparse=sparse if sparse is not None and sparse.indices else None,
-                filter=index_filter, limit=depth, prefetch_limit=max(r.prefetch_limit, depth), rrf_k=r.rrf_k,
-                weights=weights,
-            )
+            hits = self._coll.query(query, spec, k=depth).hits
             # Equal scores come back in any order, so ties sort by key, and a page is cut only below the
             # tie group at its end: offset paging then shows every item once. Every filter is exact: the
             # search pages deeper until `want` items pass it (and the cut is clean) or the candidates run out.

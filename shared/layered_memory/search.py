@@ -20,7 +20,7 @@ from .retrieval.fusion import rrf
 from .retrieval.plan import SearchPlan
 from .retrieval.snippet import make_snippet
 from .config import RetrievalSettings
-from .indexing import message_payload, point_id, speaker
+from .indexing import message_payload, point_id
 from .stores.base import IndexHit, RecordStore, VectorIndex
 
 logger = logging.getLogger(__name__)

@@ -1,0 +1,178 @@
+"""One collection API for every indexed kind: upsert, query, delete, with embedding, BM25, fusion and
+the fallback to BM25 when the embedder fails.
+
+    coll = IndexedCollection(index, "lm_items", embedder, analyzer, encoder, settings.retrieval)
+    coll.upsert([Entry(point_id, payload, text)])                  # dense in one batch + BM25 sparse
+    found = coll.query("green tea", scope.spec("item").and_(...), k=10)
+    found.hits, found.route_used, found.fallback_reason
+    coll.delete(ids=[point_id])
+
+Every query takes a ``FilterSpec``: a caller builds it from ``Scope.spec`` (the scope rule) and
+narrows it. Without a vector index (the core mode) ``query_records`` scores BM25 in process over
+the records a caller hands in, and runs the same spec as a predicate over their payloads.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..config import RetrievalSettings
+from ..errors import CapabilityError
+from ..providers.base import Embedder
+from ..retrieval.analyzer import Analyzer
+from ..retrieval.bm25 import BM25Encoder, BM25Scorer
+from ..stores.base import IndexHit, SparseVector, VectorIndex, VectorPoint
+from .filters import FilterSpec
+
+logger = logging.getLogger(__name__)
+
+ROUTES = ("hybrid", "bm25", "dense")
+
+
+@dataclass(slots=True)
+class Entry:
+    """What to index for one record: its point id, payload, the text BM25 and the embedder see, and
+    optionally the BM25 terms when they differ from the analyzer's terms of ``text``."""
+
+    point_id: str
+    payload: dict[str, Any]
+    text: str
+    terms: list[str] | None = None
+
+
+@dataclass(slots=True)
+class Found:
+    hits: list[IndexHit]
+    route_used: str
+    fallback_reason: str | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+class IndexedCollection:
+    """A vector-index collection holding one or more record kinds (told apart by the ``kind`` payload)."""
+
+    def __init__(
+        self,
+        index: VectorIndex | None,
+        name: str,
+        embedder: Embedder | None,
+        analyzer: Analyzer,
+        encoder: BM25Encoder,
+        settings: RetrievalSettings,
+        *,
+        ensured: bool = False,
+    ) -> None:
+        self.index = index
+        self.name = name
+        self.embedder = embedder
+        self.analyzer = analyzer
+        self.encoder = encoder
+        self.settings = settings
+        self._ensured = ensured  # the caller already created it in this process
+
+    def ensure(self) -> None:
+        """Create the collection (with its payload indexes) if missing; once per process."""
+        if self.index is None or self._ensured:
+            return
+        emb = self.embedder
+        self.index.ensure_collection(self.name, dense_dim=emb.dim if emb else None, embedder=emb.name if emb else None)
+        self._ensured = True
+
+    # -- writes -----------------------------------------------------------------------------------
+    def points(self, entries: Sequence[Entry], *, on_embed_error: str = "raise") -> list[VectorPoint]:
+        """Points of entries: dense vectors in one batch, BM25 sparse vectors. ``on_embed_error="bm25"``
+        writes sparse-only points when the embedder fails (they stay findable by keyword)."""
+        dense: list[list[float]] | None = None
+        if self.embedder is not None and entries:
+            try:
+                dense = self.embedder.embed_documents([e.text for e in entries])
+            except Exception as exc:
+                if on_embed_error != "bm25":
+                    raise
+                logger.warning("embedding %d entries of %s failed (%s); indexed for BM25 only", len(entries), self.name, type(exc).__name__)
+        out = []
+        for i, e in enumerate(entries):
+            terms = e.terms if e.terms is not None else self.analyzer.terms(e.text)
+            out.append(VectorPoint(
+                id=e.point_id, payload=e.payload, dense=dense[i] if dense is not None else None,
+                sparse=self.encoder.document(terms) if terms else SparseVector([], []),
+            ))
+        return out
+
+    def upsert(self, entries: Sequence[Entry], *, on_embed_error: str = "raise") -> None:
+        if self.index is None or not entries:
+            return
+        self.ensure()
+        self.index.upsert(self.name, self.points(entries, on_embed_error=on_embed_error))
+
+    def delete(self, *, ids: Sequence[str] | None = None, spec: FilterSpec | None = None) -> None:
+        if self.index is None or (ids is not None and not ids):
+            return
+        self.ensure()
+        self.index.delete(self.name, ids=list(ids) if ids is not None else None, filter=spec.to_qdrant() if spec else None)
+
+    # -- reads ------------------------------------------------------------------------------------
+    def query(
+        self,
+        text: str,
+        spec: FilterSpec,
+        *,
+        k: int = 10,
+        route: str = "hybrid",
+        vector: Sequence[float] | None = None,
+        depth: int | None = None,
+    ) -> Found:
+        """Hybrid (BM25 + dense, weighted RRF inside the index), bm25 or dense; ``vector`` is the query's
+        embedding when the caller has it. The embedder failing or missing turns hybrid into bm25 and says so."""
+        if self.index is None:
+            raise CapabilityError(f"{self.name}: no vector index configured; use query_records (the core mode)")
+        self.ensure()
+        route_used, reason = route, None
+        dense = list(vector) if vector is not None else None
+        if route in ("hybrid", "dense") and dense is None:
+            if self.embedder is None:
+                if route == "dense":
+                    raise CapabilityError("route='dense' needs an embedder; configure one or use route='bm25'")
+                route_used, reason = "bm25", "no embedder configured"
+            else:
+                try:
+                    dense = self.embedder.embed_query(text[: self.settings.max_query_chars])
+                except Exception as exc:
+                    if route == "dense":
+                        raise
+                    logger.warning("embedder failed (%s); %s search falls back to bm25", type(exc).__name__, self.name)
+                    route_used, reason = "bm25", f"embedder failed: {type(exc).__name__}: {exc}"
+        sparse = self.encoder.query(self.analyzer.terms(text)) if route_used in ("hybrid", "bm25") else None
+        if sparse is not None and not sparse.indices:
+            sparse = None
+        if route_used == "bm25":
+            dense = None
+        if dense is None and sparse is None:
+            return Found([], route_used, reason)
+        s = self.settings
+        limit = max(k, depth or k)
+        hits = self.index.query(
+            self.name, dense=dense, sparse=sparse, filter=spec.to_qdrant(), limit=limit,
+            prefetch_limit=max(s.prefetch_limit, limit), rrf_k=s.rrf_k,
+            weights=(s.dense_weight, s.sparse_weight) if dense is not None and sparse is not None else None,
+        )
+        return Found(hits, route_used, reason)
+
+    def query_records(
+        self, text: str, spec: FilterSpec, records: Iterable[tuple[str, dict[str, Any], str]], *, k: int = 10
+    ) -> Found:
+        """The core mode: BM25 in process over ``(point_id, payload, text)`` records, those the spec admits."""
+        kept = [(pid, payload, body) for pid, payload, body in records if spec.matches(payload, pid)]
+        terms = self.analyzer.terms(text)
+        if not kept or not terms:
+            return Found([], "bm25")
+        scorer = BM25Scorer([self.analyzer.terms(body) for _, _, body in kept], k1=self.settings.k1, b=self.settings.b)
+        idx, scores = scorer.top_k(terms, min(k, len(kept)))
+        hits = [IndexHit(id=kept[i][0], score=float(sc), payload=kept[i][1]) for i, sc in zip(idx.tolist(), scores.tolist()) if sc > 0]
+        return Found(hits, "bm25")
+
+
+__all__ = ["Entry", "Found", "IndexedCollection", "ROUTES"]
