@@ -25,6 +25,7 @@ from qdrant_client import models
 from .._async import async_twins
 from ..context import MemoryLine
 from ..errors import InvalidInputError, NotFoundError
+from ..index.collection import IndexedCollection
 from ..indexing import point_id
 from ..models import Message, SearchResult, Topic, TopicSummary, check_id, iso, parse_time, utcnow
 from ..retrieval.fusion import rrf
@@ -83,10 +84,11 @@ class TopicRuntime:
 
     def summarizer(self, tenant: str) -> Summarizer:
         core = self.core
-        return Summarizer(
-            self.store(tenant), core.analyzer, self.settings, self.caller(), index=core.index, embedder=core.embedder,
-            encoder=core.indexer.encoder, collection=core.indexer.collection,
+        collection = IndexedCollection(
+            core.index, core.indexer.collection, core.embedder, core.analyzer, core.indexer.encoder, core.settings.retrieval,
+            ensured=True,  # the indexer created the message collection
         )
+        return Summarizer(self.store(tenant), core.analyzer, self.settings, self.caller(), collection)
 
     # -- the write hook: fast, durable ------------------------------------------------------------
     def on_write(self, mem: Any, new: Sequence[Message]) -> None:

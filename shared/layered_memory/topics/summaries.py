@@ -23,14 +23,12 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
-from qdrant_client import models
-
 from ..config import TopicSettings
 from ..indexing import point_id, speaker
 from ..models import Message, iso, parse_time, utcnow
 from ..retrieval.analyzer import Analyzer
-from ..retrieval.bm25 import BM25Encoder, BM25Scorer
-from ..stores.base import VectorPoint
+from ..index.collection import Entry, IndexedCollection
+from ..index.filters import Eq, FilterSpec
 from ..summary import extractive_summary
 from .llm import ModelCaller
 from .store import TopicStore
@@ -101,17 +99,13 @@ class Summarizer:
     """Writes summary versions for one tenant and keeps their points in the index."""
 
     def __init__(
-        self, store: TopicStore, analyzer: Analyzer, settings: TopicSettings, caller: ModelCaller, *,
-        index: Any = None, embedder: Any = None, encoder: BM25Encoder | None = None, collection: str = "",
+        self, store: TopicStore, analyzer: Analyzer, settings: TopicSettings, caller: ModelCaller, collection: IndexedCollection,
     ) -> None:
         self.store = store
         self.analyzer = analyzer
         self.settings = settings
         self.caller = caller
-        self.index = index
-        self.embedder = embedder
-        self.encoder = encoder
-        self.collection = collection
+        self.coll = collection  # the engine's message collection: summaries are points of kind "topic_summary"
 
     def _messages(self, topic: dict[str, Any]) -> tuple[list[Message], int]:
         rows = self.store.members(topic["topic_id"])
@@ -174,76 +168,46 @@ class Summarizer:
     def _text(self, doc: dict[str, Any]) -> str:
         return f"{doc['title']}\n{' '.join(doc.get('keywords') or {})}\n{doc['content']}"
 
+    def _payload(self, d: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "tenant": self.store.tenant, "kind": KIND, "id": d["summary_id"], "summary_id": d["summary_id"],
+            "topic_id": d["topic_id"], "chat_id": d["chat_id"], "user_ids": list(d.get("user_ids") or []),
+            "title": d["title"], "text": d["content"], "version": d["version"], "timestamp": d["update_time"],
+            "lang": self.analyzer.detect_lang(d["content"]), "keywords": list(d.get("keywords") or {}),
+        }
+
     def index_summaries(self, docs: Sequence[dict[str, Any]]) -> None:
-        if self.index is None or not docs:
+        """One point per topic (its newest version): BM25 over title, keywords and text; the dense
+        vector of title and text (a failing embedder leaves the points BM25-only)."""
+        if self.coll.index is None or not docs:
             return
-        dense = None
-        if self.embedder is not None:
-            try:
-                dense = self.embedder.embed_documents([f"{d['title']}. {d['content']}" for d in docs])
-            except Exception as exc:
-                logger.warning("embedding topic summaries failed (%s); indexed for BM25 only", type(exc).__name__)
-        points = []
-        for i, d in enumerate(docs):
-            payload = {
-                "tenant": self.store.tenant, "kind": KIND, "id": d["summary_id"], "summary_id": d["summary_id"],
-                "topic_id": d["topic_id"], "chat_id": d["chat_id"], "user_ids": list(d.get("user_ids") or []),
-                "title": d["title"], "text": d["content"], "version": d["version"], "timestamp": d["update_time"],
-                "lang": self.analyzer.detect_lang(d["content"]), "keywords": list(d.get("keywords") or {}),
-            }
-            terms = self.analyzer.terms(self._text(d))
-            points.append(VectorPoint(
-                id=point_id(self.store.tenant, KIND, d["topic_id"]), payload=payload,
-                dense=dense[i] if dense is not None else None,
-                sparse=self.encoder.document(terms, update=False) if self.encoder is not None else None,
-            ))
-        self.index.upsert(self.collection, points)
+        entries = [
+            Entry(point_id(self.store.tenant, KIND, d["topic_id"]), self._payload(d), f"{d['title']}. {d['content']}",
+                  terms=self.analyzer.terms(self._text(d)))
+            for d in docs
+        ]
+        self.coll.upsert(entries, on_embed_error="bm25")
 
     def search(
         self, query: str, *, chat_id: str | None = None, user_id: str | None = None, k: int = 5,
         vector: Sequence[float] | None = None, topic_ids: Sequence[str] | None = None,
     ) -> list[tuple[dict[str, Any], float]]:
         """Latest summaries matching ``query``: BM25 and dense fused by RRF in the index (3.3.3),
-        or BM25 over the stored summaries without one. Returns (payload-like doc, score), best first."""
-        if self.index is not None:
-            must: list[Any] = [
-                models.FieldCondition(key="tenant", match=models.MatchValue(value=self.store.tenant)),
-                models.FieldCondition(key="kind", match=models.MatchValue(value=KIND)),
-            ]
-            if chat_id:
-                must.append(models.FieldCondition(key="chat_id", match=models.MatchValue(value=chat_id)))
-            if user_id:
-                must.append(models.FieldCondition(key="user_ids", match=models.MatchValue(value=user_id)))
-            if topic_ids:
-                must.append(models.FieldCondition(key="topic_id", match=models.MatchAny(any=list(topic_ids))))
-            sparse = self.encoder.query(self.analyzer.terms(query)) if self.encoder is not None else None
-            if vector is None and self.embedder is not None:
-                try:
-                    vector = self.embedder.embed_query(query)
-                except Exception as exc:
-                    logger.warning("embedder failed (%s); summary search uses BM25 only", type(exc).__name__)
-            if vector is None and (sparse is None or not sparse.indices):
-                return []
-            hits = self.index.query(
-                self.collection, dense=vector, sparse=sparse if sparse is not None and sparse.indices else None,
-                filter=models.Filter(must=must), limit=k,
-            )
-            return [(h.payload, h.score) for h in hits]
-        return self._scan(query, chat_id=chat_id, user_id=user_id, k=k, topic_ids=topic_ids)
-
-    def _scan(self, query: str, *, chat_id: str | None, user_id: str | None, k: int,
-              topic_ids: Sequence[str] | None) -> list[tuple[dict[str, Any], float]]:
-        topics = [t for t in self.store.all_topics(chat_id=chat_id) if t.get("summary_version")]
+        or BM25 over the stored summaries without one. Returns (payload-like doc, score), best first.
+        ``user_id`` keeps the topics that user took part in (the caller passes the scope's user)."""
+        spec = FilterSpec.of(Eq("tenant", self.store.tenant), Eq("kind", KIND))
+        if chat_id:
+            spec = spec.and_(Eq("chat_id", chat_id))
+        if user_id:
+            spec = spec.and_(Eq("user_ids", user_id))
         if topic_ids:
-            wanted = set(topic_ids)
-            topics = [t for t in topics if t["topic_id"] in wanted]
-        docs = [d for d in self.store.latest_summaries(topics).values() if not user_id or user_id in d.get("user_ids", [])]
-        if not docs:
-            return []
-        scorer = BM25Scorer([self.analyzer.terms(self._text(d)) for d in docs])
-        idx, scores = scorer.top_k(self.analyzer.terms(query), k)
-        return [({**docs[i], "text": docs[i]["content"], "id": docs[i]["summary_id"]}, float(s))
-                for i, s in zip(idx.tolist(), scores.tolist()) if s > 0]
+            spec = spec.and_(Eq("topic_id", list(topic_ids)))
+        if self.coll.index is not None:
+            found = self.coll.query(query, spec, k=k, vector=vector)
+            return [(h.payload, h.score) for h in found.hits]
+        topics = [t for t in self.store.all_topics(chat_id=chat_id) if t.get("summary_version")]
+        records = [(d["summary_id"], {**d, **self._payload(d)}, self._text(d)) for d in self.store.latest_summaries(topics).values()]
+        return [(h.payload, h.score) for h in self.coll.query_records(query, spec, records, k=k).hits]
 
 
 def due_by_schedule(topics: Sequence[dict[str, Any]], interval: float, now: Any) -> list[str]:
