@@ -21,7 +21,8 @@ from .retrieval.plan import SearchPlan
 from .retrieval.snippet import make_snippet
 from .config import RetrievalSettings
 from .indexing import message_payload, point_id
-from .stores.base import IndexHit, RecordStore, VectorIndex
+from .index.collection import IndexedCollection
+from .stores.base import RecordStore, VectorIndex
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +66,7 @@ class SearchService:
         self.encoder = encoder
         self.collection = collection
         self.settings = settings
+        self.coll = IndexedCollection(index, collection, embedder, analyzer, encoder, settings, ensured=True)
 
     def execute(
         self, plan: SearchPlan, tenant: str, *, exclude_ids: Sequence[str] = (), query_vectors: Sequence[list[float]] | None = None
@@ -98,24 +100,11 @@ class SearchService:
             per_query = self._scan_bm25(plan, tenant, exclude_ids)
             route_used = "bm25"
         else:
-            flt = plan.filter.excluding_ids([point_id(tenant, "message", i) for i in exclude_ids]).to_qdrant()
+            spec = plan.filter.excluding_ids([point_id(tenant, "message", i) for i in exclude_ids])
             depth = max(plan.k, min(self.settings.prefetch_limit, 100)) if len(plan.queries) > 1 else plan.k
             for i, q in enumerate(plan.queries):
-                sparse = self.encoder.query(self.analyzer.terms(q)) if route in ("hybrid", "bm25") else None
-                dense = dense_vecs[i] if dense_vecs is not None and route in ("hybrid", "dense") else None
-                if route == "bm25" and not sparse.indices:  # type: ignore[union-attr]
-                    per_query.append([])
-                    continue
-                hits: list[IndexHit] = self.index.query(
-                    self.collection,
-                    dense=dense,
-                    sparse=sparse if sparse is not None and sparse.indices else None,
-                    filter=flt,
-                    limit=depth,
-                    prefetch_limit=max(self.settings.prefetch_limit, depth),
-                    rrf_k=self.settings.rrf_k,
-                    weights=(self.settings.dense_weight, self.settings.sparse_weight),
-                )
+                vector = dense_vecs[i] if dense_vecs is not None else None
+                hits = self.coll.query(q, spec, k=depth, route=route, vector=vector).hits
                 per_query.append([(h.payload.get("message_id") or h.id, h.score, h.payload) for h in hits])
             route_used = route
         timings["retrieve"] = _ms(t0)
