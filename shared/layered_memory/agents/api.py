@@ -39,7 +39,7 @@ from .models import (
     check_max_vectors,
     check_mode,
 )
-from .store import AgentStore, check_filters, doc_matches, key_range, scope_filter
+from .store import AgentStore, check_filters, doc_matches, key_range, scope_filter, scope_spec
 
 if TYPE_CHECKING:
     from ..engine import LayeredMemory
@@ -430,29 +430,10 @@ class Agent:
         if text is None:
             raise InvalidInputError("query", query, "must be one non-blank string", "pass the task or question text")
         merged = _merge_filters(filters, interaction_type=interaction_type, success=success, timestamp_from=since, timestamp_to=until, task_id=task_id)
-        flt, _ = scope_filter(self.scope, merged)
-        timings: dict[str, float] = {}
-        emb = self._store.embedder
-        fallback = None
-        dense = None
-        if route in ("hybrid", "dense"):
-            if query_vector is not None:
-                dense = [float(x) for x in query_vector]
-            elif emb is None:
-                if route == "dense":
-                    raise CapabilityError("route='dense' needs an embedder; configure one or use route='bm25'")
-                route, fallback = "bm25", "no embedder configured"
-            else:
-                t0 = time.perf_counter()
-                dense = emb.embed_query(text)
-                timings["embed"] = round((time.perf_counter() - t0) * 1000, 3)
-        r = self._mem.settings.retrieval
-        t0 = time.perf_counter()
-        hits = self._store.query(
-            self.info, flt, dense=dense, text=text if route != "dense" else "", limit=k,
-            rrf_k=r.rrf_k, weights=(r.dense_weight, r.sparse_weight), prefetch=r.prefetch_limit,
-        )
-        timings["retrieve"] = round((time.perf_counter() - t0) * 1000, 3)
+        spec, _ = scope_spec(self.scope, merged)
+        vector = [float(x) for x in query_vector] if query_vector is not None else None
+        found = self._store.collection(self.info, self._mem.settings.retrieval).query(text, spec, k=k, route=route, vector=vector)
+        hits, route, fallback, timings = found.hits, found.route_used, found.fallback_reason, dict(found.timings)
         analyzer = self._store.analyzer
         terms = sorted(set(analyzer.terms(text)))
         out = []

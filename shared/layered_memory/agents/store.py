@@ -35,9 +35,11 @@ from ..models import iso, parse_time, utcnow
 from ..providers.base import Embedder
 from ..retrieval.analyzer import Analyzer
 from ..retrieval.bm25 import BM25Encoder
+from ..config import RetrievalSettings
+from ..index.collection import IndexedCollection
 from ..index.filters import Eq, FilterSpec
 from ..retrieval.plan import build_filter
-from ..stores.base import IndexHit, RecordStore, VectorIndex, VectorPoint
+from ..stores.base import RecordStore, VectorIndex, VectorPoint
 from .models import POINT_KIND, AgentInfo, AgentScope, Interaction, ts_key
 
 logger = logging.getLogger(__name__)
@@ -66,9 +68,14 @@ def check_filters(filters: Mapping[str, Any] | None, op: str) -> dict[str, Any]:
     return {k: v for k, v in filters.items() if v is not None}
 
 
+def scope_spec(scope: AgentScope, filters: Mapping[str, Any] | None, op: str = "search") -> tuple[FilterSpec, dict[str, Any]]:
+    """The filter spec: the agent's scope (always first) AND the validated user filters, plus the normalized filters."""
+    return build_filter(FilterSpec.of(Eq("tenant", scope.key), Eq("kind", POINT_KIND)), check_filters(filters, op))
+
+
 def scope_filter(scope: AgentScope, filters: Mapping[str, Any] | None, op: str = "search") -> tuple[models.Filter, dict[str, Any]]:
-    """The index filter: the scope (always) AND the validated user filters, plus the normalized filters."""
-    spec, normalized = build_filter(FilterSpec.of(Eq("tenant", scope.key), Eq("kind", POINT_KIND)), check_filters(filters, op))
+    """``scope_spec`` compiled for the vector index."""
+    spec, normalized = scope_spec(scope, filters, op)
     return spec.to_qdrant(), normalized
 
 
@@ -325,15 +332,10 @@ class AgentStore:
                 hi = mid
         return lo_doc["timestamp"]
 
-    def query(self, info: AgentInfo, flt: models.Filter, *, dense: list[float] | None, text: str, limit: int, rrf_k: int, weights: tuple[float, float], prefetch: int) -> list[IndexHit]:
+    def collection(self, info: AgentInfo, settings: RetrievalSettings) -> IndexedCollection:
+        """The agent's collection behind the one collection API (embedding, BM25, fusion, fallback)."""
         self.ensure(info)
-        sparse = self.encoder.query(self.analyzer.terms(text))
-        if dense is None and not sparse.indices:
-            return []
-        return self.index.query(
-            info.collection, dense=dense, sparse=sparse if sparse.indices else None, filter=flt,
-            limit=limit, prefetch_limit=max(prefetch, limit), rrf_k=rrf_k, weights=weights,
-        )
+        return IndexedCollection(self.index, info.collection, self.embedder, self.analyzer, self.encoder, settings, ensured=True)
 
     def vectors(self, scope: AgentScope, info: AgentInfo, interaction_ids: Sequence[str]) -> dict[str, list[float] | None]:
         """Stored dense vectors by interaction id (for exports with embeddings)."""

@@ -15,6 +15,7 @@ the records a caller hands in, and runs the same spec as a predicate over their 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -131,6 +132,7 @@ class IndexedCollection:
             raise CapabilityError(f"{self.name}: no vector index configured; use query_records (the core mode)")
         self.ensure()
         route_used, reason = route, None
+        timings: dict[str, float] = {}
         dense = list(vector) if vector is not None else None
         if route in ("hybrid", "dense") and dense is None:
             if self.embedder is None:
@@ -138,8 +140,10 @@ class IndexedCollection:
                     raise CapabilityError("route='dense' needs an embedder; configure one or use route='bm25'")
                 route_used, reason = "bm25", "no embedder configured"
             else:
+                t0 = time.perf_counter()
                 try:
                     dense = self.embedder.embed_query(text[: self.settings.max_query_chars])
+                    timings["embed"] = round((time.perf_counter() - t0) * 1000, 3)
                 except Exception as exc:
                     if route == "dense":
                         raise
@@ -151,7 +155,8 @@ class IndexedCollection:
         if route_used == "bm25":
             dense = None
         if dense is None and sparse is None:
-            return Found([], route_used, reason)
+            return Found([], route_used, reason, timings)
+        t0 = time.perf_counter()
         s = self.settings
         limit = max(k, depth or k)
         hits = self.index.query(
@@ -159,7 +164,8 @@ class IndexedCollection:
             prefetch_limit=max(s.prefetch_limit, limit), rrf_k=s.rrf_k,
             weights=(s.dense_weight, s.sparse_weight) if dense is not None and sparse is not None else None,
         )
-        return Found(hits, route_used, reason)
+        timings["retrieve"] = round((time.perf_counter() - t0) * 1000, 3)
+        return Found(hits, route_used, reason, timings)
 
     def query_records(
         self, text: str, spec: FilterSpec, records: Iterable[tuple[str, dict[str, Any], str]], *, k: int = 10
