@@ -143,3 +143,29 @@ def test_context_and_isolation(tmp_path, embedder):
     assert bob.knowledge.query_graph("Alice") == {"nodes": [], "edges": []}
     assert mem.for_user("zed").knowledge.search_entities("Google") == []
     assert mem.tenant("other").knowledge.search_entities("Alice") == []
+
+
+def test_entities_are_index_points_found_by_meaning(tmp_path, embedder):
+    mem, _ = first_round(tmp_path, embedder)
+    from layered_memory.index import Eq, FilterSpec
+
+    spec = FilterSpec.of(Eq("tenant", "default"), Eq("kind", "entity"))
+    assert mem.index.count(mem.settings.qdrant.collection_prefix + "messages", filter=spec.to_qdrant()) == 4
+    assert all(h.meta.get("kind") == "message" for h in mem.search("Alice Google").hits)  # messages only, unless asked
+    top = mem.knowledge.search_entities("an employer, a company", entity_types=["ORGANIZATION", "LOCATION"], k=2)
+    assert top[0]["entity_name"] == "Google" and top[0]["relevance"] > 0
+    # a store whose index lacks the entity points (written before, or an index rebuilt) indexes them on first search
+    mem.index.delete(mem.settings.qdrant.collection_prefix + "messages", filter=spec.to_qdrant())
+    reopened = LayeredMemory.from_stores(mem.records, mem.index, embedder=embedder)
+    assert reopened.knowledge.search_entities("Alice")[0]["entity_name"] == "Alice"
+    assert mem.index.count(mem.settings.qdrant.collection_prefix + "messages", filter=spec.to_qdrant()) == 4
+
+
+def test_entity_search_in_core_mode_uses_the_same_scope(tmp_path, embedder):
+    mem, _ = first_round(tmp_path, embedder)
+    core = LayeredMemory.from_stores(mem.records, None, embedder="none")  # the same records, no vector index
+    assert core.knowledge.search_entities("Alice")[0]["entity_name"] == "Alice"
+    names = [e["entity_name"] for e in core.for_user("bob").knowledge.search_entities("Alice Carol")]
+    assert names[0] == "Carol" and "Alice" not in names
+    assert core.for_user("zed").knowledge.search_entities("Google") == []
+    assert core.knowledge.search_entities("Zurich", entity_types=["PERSON"]) == []

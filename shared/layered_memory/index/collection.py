@@ -36,12 +36,14 @@ ROUTES = ("hybrid", "bm25", "dense")
 @dataclass(slots=True)
 class Entry:
     """What to index for one record: its point id, payload, the text BM25 and the embedder see, and
-    optionally the BM25 terms when they differ from the analyzer's terms of ``text``."""
+    optionally the BM25 terms when they differ from the analyzer's terms of ``text``, and a dense
+    vector when one was computed before."""
 
     point_id: str
     payload: dict[str, Any]
     text: str
     terms: list[str] | None = None
+    dense: list[float] | None = None  # a vector computed earlier (skips the embedder when every entry has one)
 
 
 @dataclass(slots=True)
@@ -87,9 +89,12 @@ class IndexedCollection:
         """Points of entries: dense vectors in one batch, BM25 sparse vectors. ``on_embed_error="bm25"``
         writes sparse-only points when the embedder fails (they stay findable by keyword)."""
         dense: list[list[float]] | None = None
-        if self.embedder is not None and entries:
+        emb = self.embedder
+        if emb is not None and entries and all(e.dense is not None and len(e.dense) == emb.dim for e in entries):
+            dense = [list(e.dense) for e in entries]  # type: ignore[arg-type]
+        elif emb is not None and entries:
             try:
-                dense = self.embedder.embed_documents([e.text for e in entries])
+                dense = emb.embed_documents([e.text for e in entries])
             except Exception as exc:
                 if on_embed_error != "bm25":
                     raise

@@ -17,17 +17,16 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from .._async import async_twins
 from ..context import MemoryLine
 from ..errors import InvalidInputError, NotFoundError
 from ..models import Message, check_id, iso, utcnow
-from ..retrieval.bm25 import BM25Scorer
-from ..retrieval.fusion import rrf
+from ..index.collection import Entry, IndexedCollection
+from ..index.filters import Eq, FilterSpec
+from ..indexing import point_id
 from ..topics.store import TopicStore
 from .extract import ENTITY_TYPES, build_profile, extract_entities, extract_relations
-from .graph import KnowledgeStore, entity_id
+from .graph import ENTITIES, KnowledgeStore, entity_id
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +36,7 @@ KG_JOBS = "kg_jobs"
 KG_STATE = "kg_state"
 KNOWLEDGE_OPS = ("extract_entities", "extract_relations", "build_profile")
 MAX_EXTRACT_MESSAGES = 100
+ENTITY_KIND = "entity"
 
 
 class KnowledgeRuntime:
@@ -45,6 +45,7 @@ class KnowledgeRuntime:
         self.topics = topics  # the TopicRuntime: shares its usage meter and model caller
         self.lock = threading.RLock()
         self.profile_cache: dict[tuple[str, str], tuple[float, dict[str, Any] | None]] = {}
+        self.entities_checked: set[str] = set()
 
     def on_summary(self, tenant: str, doc: dict[str, Any]) -> None:
         if self.core.chat_model is not None:
@@ -66,6 +67,54 @@ class KnowledgeRuntime:
                         logger.warning("knowledge extraction of topic %s failed (%s: %s)", topic_id, type(exc).__name__, exc)
                     self.core.records.delete_docs(mem.tenant_id, KG_JOBS, [topic_id])
                     done["knowledge_jobs"] += 1
+
+    # -- the entity index: points of kind "entity" in the engine's collection -------------------------
+    def collection(self) -> IndexedCollection:
+        core = self.core
+        return IndexedCollection(
+            core.index, core.indexer.collection, core.embedder, core.analyzer, core.indexer.encoder, core.settings.retrieval,
+            ensured=True,  # the indexer created the message collection
+        )
+
+    def index_entities(self, tenant: str, docs: Sequence[dict[str, Any]]) -> None:
+        """One point per entity: BM25 over the name (twice) and description, the dense vector of
+        "name: description" (the one stored with the entity when there is one)."""
+        if self.core.index is None or not docs:
+            return
+        analyzer = self.core.analyzer
+        entries = [
+            Entry(
+                point_id(tenant, ENTITY_KIND, d["entity_id"]),
+                {"tenant": tenant, "kind": ENTITY_KIND, "entity_id": d["entity_id"], "entity_name": d["entity_name"],
+                 "entity_type": d["entity_type"], "user_ids": list(d.get("user_ids") or []),
+                 "chat_ids": list(d.get("chat_ids") or []), "text": d.get("description", ""), "timestamp": d.get("update_time")},
+                f"{d['entity_name']}: {d.get('description', '')}",
+                terms=analyzer.terms(f"{d['entity_name']} {d['entity_name']} {d.get('description', '')}"),
+                dense=d.get("vector"),
+            )
+            for d in docs
+        ]
+        self.collection().upsert(entries, on_embed_error="bm25")
+
+    def reindex_entities(self, tenant: str) -> int:
+        """Rebuild the entity points of a tenant from the RecordStore. Returns how many."""
+        docs = KnowledgeStore(self.core.records, tenant).all_entities()
+        for i in range(0, len(docs), 256):
+            self.index_entities(tenant, docs[i: i + 256])
+        return len(docs)
+
+    def ensure_entities_indexed(self, tenant: str) -> None:
+        """Once per process and tenant: index the entities a store holds but the index lacks (stores
+        written before entities were points, or an index rebuilt without them)."""
+        if self.core.index is None or tenant in self.entities_checked:
+            return
+        self.entities_checked.add(tenant)
+        stored = self.core.records.count_docs(tenant, ENTITIES)
+        if not stored:
+            return
+        spec = FilterSpec.of(Eq("tenant", tenant), Eq("kind", ENTITY_KIND))
+        if self.core.index.count(self.core.indexer.collection, filter=spec.to_qdrant()) < stored:
+            logger.info("indexing %d entities of tenant %s", self.reindex_entities(tenant), tenant)
 
     def extract_topic(self, tenant: str, topic_id: str) -> dict[str, int]:
         records = self.core.records
@@ -92,7 +141,8 @@ class KnowledgeRuntime:
                 vectors = self.core.embedder.embed_documents([f"{e['entity_name']}: {e['description']}" for e in entities])
             except Exception as exc:
                 logger.warning("embedding entities failed (%s)", type(exc).__name__)
-        store.upsert_entities(entities, now=now, chat_id=chat_id, authors=authors, vectors=vectors)
+        stored = store.upsert_entities(entities, now=now, chat_id=chat_id, authors=authors, vectors=vectors)
+        self.index_entities(tenant, stored)
         relations = extract_relations(msgs, entities, caller)
         written, superseded = store.upsert_relations(relations, now=now, chat_id=chat_id, authors=authors)
         profiles = 0
@@ -178,25 +228,27 @@ class Knowledge:
             bad = [t for t in entity_types if t not in ENTITY_TYPES]
             if bad:
                 raise InvalidInputError("entity_types", bad[0], f"must be one of {', '.join(ENTITY_TYPES)}", "fix the type")
-        docs = [d for d in self.store.all_entities() if self._visible(d) and (not entity_types or d["entity_type"] in entity_types)]
-        if not docs or not query.strip():
+        if not isinstance(query, str) or not query.strip():
             return []
-        analyzer = self.mem._core.analyzer
-        texts = [f"{d['entity_name']} {d['entity_name']} {d.get('description', '')}" for d in docs]
-        scorer = BM25Scorer([analyzer.terms(t) for t in texts])
-        idx, scores = scorer.top_k(analyzer.terms(query), max(k * 2, 10))
-        lexical = [docs[i]["entity_id"] for i, s in zip(idx.tolist(), scores.tolist()) if s > 0]
-        dense: list[str] = []
-        emb = self.mem.embedder
-        with_vec = [d for d in docs if d.get("vector")]
-        if emb is not None and with_vec:
-            q = np.asarray(vector if vector is not None else emb.embed_query(query), dtype=np.float32)
-            m = np.asarray([d["vector"] for d in with_vec], dtype=np.float32)
-            sims = (m @ q) / (np.linalg.norm(m, axis=1) * np.linalg.norm(q) + 1e-12)
-            order = np.argsort(-sims)[: max(k * 2, 10)]
-            dense = [with_vec[i]["entity_id"] for i in order.tolist() if sims[i] > 0]
-        by_id = {d["entity_id"]: d for d in docs}
-        fused = rrf([lexical, dense], k=self.mem.settings.retrieval.rrf_k, weights=[1.0, 0.5], limit=k)
+        spec = FilterSpec.of(Eq("tenant", self.mem.tenant_id), Eq("kind", ENTITY_KIND))
+        if self.mem.bound_user is not None:  # the scope rule: entities the bound user's messages mention
+            spec = spec.and_(Eq("user_ids", self.mem.bound_user))
+        if entity_types:
+            spec = spec.and_(Eq("entity_type", list(entity_types)))
+        coll = self.rt.collection()
+        if self.mem.index is not None:
+            self.rt.ensure_entities_indexed(self.mem.tenant_id)
+            found = coll.query(query, spec, k=k, vector=vector)
+        else:  # the core mode: BM25 in process over the stored entities, the same spec as a predicate
+            records = [
+                (d["entity_id"], {"tenant": self.mem.tenant_id, "kind": ENTITY_KIND, **d},
+                 f"{d['entity_name']} {d['entity_name']} {d.get('description', '')}")
+                for d in self.store.all_entities()
+            ]
+            found = coll.query_records(query, spec, records, k=k)
+        ids = [h.payload["entity_id"] for h in found.hits]
+        by_id = {d["entity_id"]: d for d in self.store.entities(ids) if d is not None and self._visible(d)}
+        fused = [(h.payload["entity_id"], h.score) for h in found.hits if h.payload["entity_id"] in by_id]
         return [{
             "entity_id": i, "entity_name": by_id[i]["entity_name"], "entity_type": by_id[i]["entity_type"],
             "description": by_id[i].get("description", ""), "sources": by_id[i].get("sources", []),
