@@ -208,13 +208,12 @@ class CountingEmbedder:
         return self.inner.embed_query(text)
 
 
-def _old_index(path: str, embedder: Any, messages: list[Message]) -> None:
-    """Qdrant Edge points as schema 1 indexed them: ids by message_id alone."""
+def _old_points(index: Any, embedder: Any, messages: list[Message]) -> None:
+    """Points as schema 1 indexed them: ids by message_id alone."""
     from layered_memory.indexing import MESSAGES
     from layered_memory.retrieval.analyzer import Analyzer
 
     name = settings().qdrant.collection_prefix + MESSAGES
-    index = QdrantEdgeVectorIndex(path)
     index.ensure_collection(name, dense_dim=embedder.dim, embedder=embedder.name)
     vectors = embedder.embed_documents([m.content for m in messages])
     index.upsert(name, [
@@ -222,19 +221,27 @@ def _old_index(path: str, embedder: Any, messages: list[Message]) -> None:
                     dense=v, sparse=SparseVector([1], [1.0]))
         for i, (m, v) in enumerate(zip(messages, vectors))
     ])
-    index.close()
 
 
-def test_embedded_schema_1_store_moves_points_without_embedding_again(tmp_path: Any, embedder: Any) -> None:
-    root = tmp_path / "mem"
-    root.mkdir()
+@pytest.mark.parametrize("backend", ["qdrant-edge", "qdrant-client"])
+def test_schema_1_store_moves_points_without_embedding_again(tmp_path: Any, embedder: Any, backend: str) -> None:
+    from qdrant_client import QdrantClient
+
+    from layered_memory.stores.qdrant_server import QdrantVectorIndex
+
     old = [m for m in OLD_MESSAGES if m.tenant == "default"]
-    write_old_sqlite(str(root / "records.sqlite3"), old)
-    _old_index(str(root / "vectors"), embedder, old)
+    path = str(tmp_path / "records.sqlite3")
+    write_old_sqlite(path, old)
+
+    def open_index() -> Any:
+        return QdrantEdgeVectorIndex(str(tmp_path / "vectors")) if backend == "qdrant-edge" else QdrantVectorIndex(QdrantClient(path=str(tmp_path / "qdrant")))
+
+    index = open_index()
+    _old_points(index, embedder, old)
     counting = CountingEmbedder(embedder)
-    mem = LayeredMemory.embedded(root, embedder=counting, settings=settings())
+    mem = LayeredMemory.from_stores(SQLiteRecordStore(path), index, embedder=counting, settings=settings())
     assert counting.documents == 0  # vectors moved, not recomputed
-    hits, _ = mem.index.scroll(mem._core.indexer.collection, limit=100)  # type: ignore[union-attr]
+    hits, _ = index.scroll(mem._core.indexer.collection, limit=100)
     assert sorted(h.id for h in hits) == sorted(message_point_id("default", m.ref) for m in old)
     assert mem.records.pending_index("default") == []
     assert mem.records.get_docs("default", INDEX_UPGRADES, [MESSAGE_POINTS_V2]) == [None]
@@ -244,7 +251,8 @@ def test_embedded_schema_1_store_moves_points_without_embedding_again(tmp_path: 
     assert sorted((h.id, h.meta["channel_id"]) for h in mem.search("payments deploy", k=5, route="bm25").hits) == [
         ("1", "chat-A"), ("1", "chat-B"), ("2", "chat-A")]
     mem.close()
-    reopened = LayeredMemory.embedded(root, embedder=counting, settings=settings())
+    reopened = LayeredMemory.from_stores(SQLiteRecordStore(path), open_index(), embedder=counting, settings=settings())
+    assert counting.documents == 1  # only erin's new message was ever embedded
     assert reopened.records.count_messages("default") == 4 and reopened.index.count(reopened._core.indexer.collection) == 4  # type: ignore[union-attr]
     reopened.close()
 
