@@ -133,7 +133,7 @@ def locomo(path: str, embedder, limit: int, k: int) -> tuple[list[list[object]],
             for topic in mem.topics.list(chat, active_only=True):  # the last session's topics are still open
                 mem.topics.summarize(topic.topic_id)
             elapsed = time.perf_counter() - t
-            got = [m.topic_id for m in mem.get_messages([m["message_id"] for m in msgs])]
+            got = [m.topic_id for m in mem.get_messages([(m["chat_id"], m["message_id"]) for m in msgs])]
             ari = adjusted_rand_index(labels, got)
             n_topics = len(set(got))
             # evidence recall@k

@@ -179,13 +179,20 @@ def to_message(m: Message) -> BaseMessage:
     return ToolMessage(tool_call_id=tool_call_id, status=lc.get("status", "success"), **kwargs)
 
 
-def context_to_messages(ctx: Sequence[ContextMessage], stored: Mapping[str, Message]) -> list[BaseMessage]:
-    """Context messages as LangChain messages: window messages restored from their records, the
-    summary / user data / memory blocks as system messages (kind in ``response_metadata``)."""
+def context_refs(ctx: Sequence[ContextMessage]) -> list[tuple[str, str]]:
+    """(chat_id, message_id) of the stored messages in a context (the window)."""
+    return [(c.chat_id, c.message_id) for c in ctx if c.message_id and c.chat_id]
+
+
+def context_to_messages(ctx: Sequence[ContextMessage], stored: Mapping[tuple[str, str], Message]) -> list[BaseMessage]:
+    """Context messages as LangChain messages: window messages restored from their records (``stored``
+    maps (chat_id, message_id) to them), the summary / user data / memory blocks as system messages
+    (kind in ``response_metadata``)."""
     out: list[BaseMessage] = []
     for c in ctx:
-        if c.message_id and c.message_id in stored:
-            out.append(to_message(stored[c.message_id]))
+        key = (c.chat_id or "", c.message_id or "")
+        if c.message_id and key in stored:
+            out.append(to_message(stored[key]))
             continue
         meta = {ENGINE_KEY: {"kind": c.kind, "message_id": c.message_id}}
         if c.role == "system":

@@ -19,7 +19,7 @@ from langchain_core.messages import BaseMessage
 
 from layered_memory import LayeredMemory
 
-from ._convert import context_to_messages, to_message, to_record
+from ._convert import context_refs, context_to_messages, to_message, to_record
 
 Mode = Literal["messages", "context"]
 MODES = ("messages", "context")
@@ -91,8 +91,8 @@ class LayeredChatMessageHistory(BaseChatMessageHistory):
         if self.mode == "messages":
             return [to_message(m) for m in mem.get_session_messages(self.user_id, self.session_id, limit=self.window)]
         ctx = mem.get_context_for_user(self.user_id, self.session_id, **self._context_kwargs())
-        ids = [c.message_id for c in ctx if c.message_id]
-        stored = {m.message_id: m for m in mem.get_messages(ids) if m is not None} if ids else {}
+        refs = context_refs(ctx)
+        stored = {m.ref: m for m in mem.get_messages(refs) if m is not None} if refs else {}
         return context_to_messages(ctx, stored)
 
     async def aget_messages(self) -> list[BaseMessage]:
@@ -101,8 +101,8 @@ class LayeredChatMessageHistory(BaseChatMessageHistory):
             msgs = await mem.aget_session_messages(self.user_id, self.session_id, limit=self.window)
             return [to_message(m) for m in msgs]
         ctx = await mem.aget_context_for_user(self.user_id, self.session_id, **self._context_kwargs())
-        ids = [c.message_id for c in ctx if c.message_id]
-        stored = {m.message_id: m for m in await mem.aget_messages(ids) if m is not None} if ids else {}
+        refs = context_refs(ctx)
+        stored = {m.ref: m for m in await mem.aget_messages(refs) if m is not None} if refs else {}
         return context_to_messages(ctx, stored)
 
     # -- writing ------------------------------------------------------------------------------------

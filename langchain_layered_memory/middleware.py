@@ -28,7 +28,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from layered_memory import LayeredMemory
 
-from ._convert import context_to_messages, drop_orphans, text_of, to_record
+from ._convert import context_refs, context_to_messages, drop_orphans, text_of, to_record
 
 
 def _pick(source: Any, name: str) -> str | None:
@@ -160,15 +160,15 @@ class LayeredMemoryMiddleware(AgentMiddleware):
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
         mem, user, session = self._scope(request.runtime)
         ctx = mem.get_context_for_user(user, session, **self._ctx_kwargs(request))
-        ids = [c.message_id for c in ctx if c.message_id]
-        stored = {m.message_id: m for m in mem.get_messages(ids) if m is not None} if ids else {}
+        refs = context_refs(ctx)
+        stored = {m.ref: m for m in mem.get_messages(refs) if m is not None} if refs else {}
         return handler(self._inject(request, context_to_messages(ctx, stored)))
 
     async def awrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[Any]]) -> Any:
         mem, user, session = self._scope(request.runtime)
         ctx = await mem.aget_context_for_user(user, session, **self._ctx_kwargs(request))
-        ids = [c.message_id for c in ctx if c.message_id]
-        stored = {m.message_id: m for m in await mem.aget_messages(ids) if m is not None} if ids else {}
+        refs = context_refs(ctx)
+        stored = {m.ref: m for m in await mem.aget_messages(refs) if m is not None} if refs else {}
         return await handler(self._inject(request, context_to_messages(ctx, stored)))
 
     # -- after the model ------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from layered_memory import ContextMessage, Message
@@ -130,12 +130,12 @@ def from_engine(message: Message) -> ChatMessage:
     return ChatMessage(role=message.role, content=message.content)
 
 
-def context_to_chat(context: Sequence[ContextMessage], stored: dict[str, Message]) -> list[ChatMessage]:
-    """ContextMessages -> ChatMessages; window messages come back in their original form unless the
-    engine cut their text to fit the budget."""
+def context_to_chat(context: Sequence[ContextMessage], stored: Mapping[tuple[str, str], Message]) -> list[ChatMessage]:
+    """ContextMessages -> ChatMessages; window messages (``stored`` maps (chat_id, message_id) to their
+    records) come back in their original form unless the engine cut their text to fit the budget."""
     out = []
     for item in context:
-        original = stored.get(item.message_id) if item.message_id else None
+        original = stored.get((item.chat_id or "", item.message_id)) if item.message_id else None
         if item.kind == "window" and original is not None and original.content == item.content:
             out.append(from_engine(original))
         else:

@@ -53,6 +53,11 @@ def bind_user(mem: Any, user_id: str | None, *, who: str) -> LayeredMemory:
     return mem if mem.bound_user == user_id else mem.for_user(user_id)
 
 
+
+def _window_refs(context: Sequence[ContextMessage]) -> list[tuple[str, str]]:
+    """(chat_id, message_id) of the window messages: their stored records carry the original form."""
+    return [(c.chat_id, c.message_id) for c in context if c.kind == "window" and c.message_id and c.chat_id]
+
 class LayeredChatMemory(BaseMemory):
     """Chat memory for chat engines and agents, stored and assembled by layered-memory.
 
@@ -152,7 +157,7 @@ class LayeredChatMemory(BaseMemory):
         return len(self.tokenizer_fn(" ".join(message_text(m) for m in messages)))
 
     def _assemble(self, context: Sequence[ContextMessage], stored: Sequence[Message | None]) -> list[ChatMessage]:
-        by_id = {m.message_id: m for m in stored if m is not None}
+        by_id = {m.ref: m for m in stored if m is not None}
         return drop_leading_replies(context_to_chat(context, by_id))
 
     def _next_budget(self, messages: list[ChatMessage], budget: int, asked: int) -> int | None:
@@ -185,7 +190,7 @@ class LayeredChatMemory(BaseMemory):
             context = self._mem.get_context_for_user(
                 None, self.session_id, query=input or None, include_vector=self.include_vector, max_tokens=asked
             )
-            stored = self._mem.get_messages([c.message_id for c in context if c.kind == "window" and c.message_id])
+            stored = self._mem.get_messages(_window_refs(context))
             messages = self._assemble(context, stored)
             smaller = self._next_budget(messages, budget, asked)
             if smaller is None:
@@ -201,7 +206,7 @@ class LayeredChatMemory(BaseMemory):
             context = await self._mem.aget_context_for_user(
                 None, self.session_id, query=input or None, include_vector=self.include_vector, max_tokens=asked
             )
-            stored = await self._mem.aget_messages([c.message_id for c in context if c.kind == "window" and c.message_id])
+            stored = await self._mem.aget_messages(_window_refs(context))
             messages = self._assemble(context, stored)
             smaller = self._next_budget(messages, budget, asked)
             if smaller is None:

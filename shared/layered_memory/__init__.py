@@ -19,7 +19,7 @@ from .errors import (
     NotFoundError,
     SchemaMismatch,
 )
-from .models import ContextMessage, Message, SearchHit, SearchResult, Task, Topic, TopicSummary
+from .models import ContextMessage, Message, MessageRef, SearchHit, SearchResult, Task, Topic, TopicSummary
 from .providers.base import ChatModel, Embedder
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "LayeredMemoryError",
     "LayeredMemorySettings",
     "Message",
+    "MessageRef",
     "NotFoundError",
     "SchemaMismatch",
     "SearchHit",

@@ -30,6 +30,14 @@ class MemoryLine:
     key: str = ""
 
 
+def message_key(item: Any) -> str:
+    """The dedup key of a message in the context: ``chat_id|message_id`` (ids repeat across chats).
+    Takes a Message, a ContextMessage or a SearchHit (whose meta holds ``channel_id``)."""
+    if hasattr(item, "meta"):
+        return f"{item.meta.get('channel_id')}|{item.id}"
+    return f"{item.chat_id}|{item.message_id}"
+
+
 def format_user_data(data: Mapping[str, Any]) -> str:
     lines = [USER_DATA_HEADER]
     for key, value in data.items():
@@ -79,7 +87,7 @@ def assemble_context(
 
     window_msgs = [
         ContextMessage(
-            role=m.role, content=m.content, kind="window", message_id=m.message_id,
+            role=m.role, content=m.content, kind="window", message_id=m.message_id, chat_id=m.chat_id,
             name=m.user_name or None, create_time=m.create_time,
         )
         for m in window
@@ -113,7 +121,7 @@ def assemble_context(
         budget -= c
     kept_window.reverse()
     # 4-5. memory blocks, best lines first
-    seen_keys = {m.message_id for m in kept_window if m.message_id}
+    seen_keys = {message_key(m) for m in kept_window if m.message_id}
     seen_texts = {m.content.strip() for m in kept_window}
     tail: list[ContextMessage] = []
     for header, lines, kind in ((MEMORY_HEADER, memory, "memory"), (CONVERSATION_HEADER, conversation, "conversation_memory")):

@@ -22,11 +22,11 @@ from typing import Any
 
 from ._async import async_twins
 from .config import LayeredMemorySettings
-from .context import MemoryLine, assemble_context
+from .context import MemoryLine, assemble_context, message_key
 from .errors import ConfigurationError, InvalidInputError
 from .index import Scope, check_user_id
 from .indexing import MESSAGES, Indexer
-from .models import ContextMessage, Message, SearchResult, check_id
+from .models import ContextMessage, Message, MessageRef, SearchResult, check_id, check_refs
 from .providers.base import ChatModel, Embedder
 from .providers.tokens import get_token_counter
 from .retrieval.analyzer import Analyzer
@@ -307,7 +307,10 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
         return msg
 
     def add_message(self, message: Mapping[str, Any] | Message | None = None, /, **fields: Any) -> Message:
-        """Store one message (seed 001 fields + session_key + metadata); idempotent by message_id.
+        """Store one message (seed 001 fields + session_key + metadata); idempotent by (chat_id, message_id).
+
+        Message ids are unique per chat (as Telegram numbers them): the same id in another chat is
+        another message. Adding a stored message again returns the stored copy unchanged.
 
         Durable in the RecordStore before it returns, then indexed (BM25 + dense).
 
@@ -321,9 +324,9 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
     def add_messages(self, messages: Iterable[Mapping[str, Any] | Message]) -> list[Message]:
         """Store a batch atomically (all or nothing); embeddings are computed in one batch."""
         msgs = [self._validate(m) for m in messages]
-        unique: dict[str, Message] = {}
+        unique: dict[MessageRef, Message] = {}
         for m in msgs:
-            unique.setdefault(m.message_id, m)
+            unique.setdefault(m.ref, m)
         batch = list(unique.values())
         core = self._core
         with core.write_lock:
@@ -341,11 +344,11 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
                     logger.warning("indexing failed (%s: %s); %d messages stay pending", type(exc).__name__, exc, len(new))
                 for hook in core.write_hooks:
                     hook(self, new)
-            stored = {m.message_id: m for m in new}
-            old = [m.message_id for m in batch if m.message_id not in stored]
+            stored = {m.ref: m for m in new}
+            old = [m.ref for m in batch if m.ref not in stored]
             if old:  # already stored: return the stored record (idempotent)
-                stored.update({m.message_id: m for m in core.records.get_messages(self.tenant_id, old) if m is not None})
-        return [stored[m.message_id] for m in msgs]
+                stored.update({m.ref: m for m in core.records.get_messages(self.tenant_id, old) if m is not None})
+        return [stored[m.ref] for m in msgs]
 
     def _register_sessions(self, sessions: set[tuple[str, str]]) -> None:
         """Remember each user's sessions (once per process and session), so the context can search the
@@ -363,9 +366,28 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
         docs = self._core.records.list_docs(self.tenant_id, SESSIONS, prefix=f"{user_id}|", limit=limit)
         return [d["session_key"] for _, d in docs]
 
-    def get_messages(self, message_ids: Sequence[str]) -> list[Message | None]:
-        """Messages by id (None where missing or not visible to this handle)."""
-        out = self._core.records.get_messages(self.tenant_id, list(message_ids))
+    def get_messages(
+        self, messages: Sequence[MessageRef | tuple[str, str]] | Sequence[str], *, chat_id: str | None = None
+    ) -> list[Message | None]:
+        """Stored messages, in order (None where missing or not visible to this handle).
+
+        A message_id is unique only within its chat, so name messages by ``(chat_id, message_id)``
+        refs, or by ids with ``chat_id=``::
+
+            mem.get_messages([("c1", "m1"), ("c2", "m1")])
+            mem.get_messages(["m1", "m2"], chat_id="c1")
+
+        Raises:
+            InvalidInputError: a bare message_id without ``chat_id``, or an invalid id.
+        """
+        if chat_id is not None:
+            check_id("chat_id", chat_id)
+            if isinstance(messages, str) or not isinstance(messages, Iterable):
+                raise InvalidInputError("message_ids", messages, "must be a list of message ids", 'pass e.g. ["m1", "m2"]')
+            refs = check_refs("message_ids", [(chat_id, m) for m in messages])
+        else:
+            refs = check_refs("messages", messages)
+        out = self._core.records.get_messages(self.tenant_id, refs)
         if self.bound_user:
             out = [m if m is not None and m.user_id == self.bound_user else None for m in out]
         return out
@@ -461,14 +483,14 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
                 texts += [r["content"] for r in self.get_task_memory(task_id, user_id=user_id)[-3:]]
             texts = [t for t in texts if t and t.strip()]
             if texts:
-                memory, conversation = self._relevant(user_id, session_id, texts, [m.message_id for m in window])
+                memory, conversation = self._relevant(user_id, session_id, texts, [m.ref for m in window])
         budget = max_tokens if max_tokens is not None else core.settings.context.max_tokens
         return assemble_context(
             summary=summary, user_data=user_data, window=window, memory=memory, conversation=conversation,
             max_tokens=budget, count=core.count_tokens,
         )
 
-    def _relevant(self, user_id: str, session_id: str, texts: list[str], window_ids: list[str]) -> tuple[list[MemoryLine], list[MemoryLine]]:
+    def _relevant(self, user_id: str, session_id: str, texts: list[str], window_ids: list[MessageRef]) -> tuple[list[MemoryLine], list[MemoryLine]]:
         core = self._core
         cfg = core.settings.memory
         limit = core.settings.retrieval.max_query_chars
@@ -478,7 +500,7 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
         if cfg.relevant_memory_k:
             plan = self.plan_search(texts, filters={"user_id": user_id, "session_key": session_id}, k=cfg.relevant_memory_k)
             res = core.searcher.execute(plan, self.tenant_id, exclude_ids=window_ids, query_vectors=_aligned(plan, texts, vectors))
-            memory = [MemoryLine(f"[{(h.meta.get('date') or '')[:16]} {h.meta.get('role')}] {h.text}", h.id) for h in res.hits]
+            memory = [MemoryLine(f"[{(h.meta.get('date') or '')[:16]} {h.meta.get('role')}] {h.text}", message_key(h)) for h in res.hits]
         for source in core.memory_sources:  # mid and long tiers
             memory.extend(source(self, user_id, session_id, texts[0], vectors[0]))
         conversation: list[MemoryLine] = []
@@ -487,7 +509,7 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
             plan = self.plan_search(texts, filters={"user_id": user_id, "session_key": others}, k=cfg.conversation_memory_k)
             res = core.searcher.execute(plan, self.tenant_id, exclude_ids=window_ids, query_vectors=_aligned(plan, texts, vectors))
             conversation = [
-                MemoryLine(f"[{(h.meta.get('date') or '')[:16]} {h.meta.get('session_key')}] {h.meta.get('role')}: {h.text}", h.id)
+                MemoryLine(f"[{(h.meta.get('date') or '')[:16]} {h.meta.get('session_key')}] {h.meta.get('role')}: {h.text}", message_key(h))
                 for h in res.hits
             ]
         return memory, conversation

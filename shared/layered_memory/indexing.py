@@ -14,12 +14,14 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from qdrant_client import models
+
 from .errors import ConfigurationError
-from .models import Message, iso
+from .models import Message, MessageRef, iso
 from .providers.base import Embedder
 from .retrieval.analyzer import Analyzer
 from .retrieval.bm25 import BM25Encoder
-from .stores.base import RecordStore, VectorIndex, VectorPoint
+from .stores.base import INDEX_UPGRADES, MESSAGE_POINTS_V2, RecordStore, VectorIndex, VectorPoint
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +40,16 @@ def speaker(msg: Message) -> str:
 def point_id(tenant: str, kind: str, record_id: str) -> str:
     """Deterministic UUID of a record's point: re-indexing overwrites instead of duplicating."""
     return str(uuid.uuid5(_POINT_NS, f"{tenant}\x00{kind}\x00{record_id}"))
+
+
+def message_point_id(tenant: str, ref: MessageRef | tuple[str, str]) -> str:
+    """The point of a message: its identity is (chat_id, message_id), message ids repeat across chats."""
+    return point_id(tenant, "message", f"{ref[0]}|{ref[1]}")
+
+
+def legacy_message_point_id(tenant: str, message_id: str) -> str:
+    """The point id schema 1 gave a message (by message_id alone); only the v2 upgrade reads it."""
+    return point_id(tenant, "message", message_id)
 
 
 def message_payload(msg: Message, lang: str) -> dict[str, Any]:
@@ -89,6 +101,7 @@ class Indexer:
         self.analyzer = analyzer
         self.encoder = encoder
         self.collection = collection
+        self._upgraded: set[str] = set()  # tenants checked for the schema v2 point upgrade
         if index is not None:
             index.ensure_collection(collection, dense_dim=embedder.dim if embedder else None, embedder=embedder.name if embedder else None)
 
@@ -114,26 +127,33 @@ class Indexer:
             terms += self.analyzer.terms(msg.content)
         return terms
 
-    def points(self, messages: Sequence[Message], previous: dict[str, Message | None] | None = None) -> list[VectorPoint]:
-        """Points of messages; ``previous`` maps message_id to the turn before it in its session."""
+    def points(
+        self, messages: Sequence[Message], previous: dict[MessageRef, Message | None] | None = None,
+        known: dict[MessageRef, list[float]] | None = None,
+    ) -> list[VectorPoint]:
+        """Points of messages; ``previous`` maps a message's ref to the turn before it in its session,
+        ``known`` holds dense vectors already computed (only the others are embedded)."""
         previous = previous or {}
-        texts = [self.indexed_text(m, previous.get(m.message_id)) for m in messages]
-        dense: list[list[float]] | None = None
-        if self.embedder is not None and messages:
-            dense = self.embedder.embed_documents(texts)
+        known = known or {}
+        texts = [self.indexed_text(m, previous.get(m.ref)) for m in messages]
+        dense: list[list[float] | None] = [known.get(m.ref) for m in messages]
+        todo = [i for i, v in enumerate(dense) if v is None]
+        if self.embedder is not None and todo:
+            for i, v in zip(todo, self.embedder.embed_documents([texts[i] for i in todo])):
+                dense[i] = v
         out = []
         for i, msg in enumerate(messages):
             out.append(
                 VectorPoint(
-                    id=point_id(msg.tenant, "message", msg.message_id),
+                    id=message_point_id(msg.tenant, msg.ref),
                     payload=message_payload(msg, self.analyzer.detect_lang(msg.content)),
-                    dense=dense[i] if dense is not None else None,
+                    dense=dense[i] if self.embedder is not None else None,
                     sparse=self.encoder.document(self.sparse_terms(msg, texts[i])),
                 )
             )
         return out
 
-    def previous_turns(self, tenant: str, messages: Sequence[Message], carry: dict[tuple[str, str], Message] | None = None) -> dict[str, Message | None]:
+    def previous_turns(self, tenant: str, messages: Sequence[Message], carry: dict[tuple[str, str], Message] | None = None) -> dict[MessageRef, Message | None]:
         """The turn before each message in its (user, session), from the batch, ``carry`` (the
         last message per session seen earlier in the same pass) or the store (one window read per
         session, enough when the batch is the session's tail, as on the write path)."""
@@ -143,7 +163,7 @@ class Indexer:
         groups: dict[tuple[str, str], list[Message]] = {}
         for m in sorted(messages, key=lambda m: m.seq or 0):
             groups.setdefault((m.user_id, m.session_key), []).append(m)
-        out: dict[str, Message | None] = {}
+        out: dict[MessageRef, Message | None] = {}
         for key, group in groups.items():
             prev = carry.get(key)
             if prev is None:
@@ -152,35 +172,80 @@ class Indexer:
                 older = [w for w in window if (w.seq or 0) < first]
                 prev = older[-1] if older else None
             for m in group:
-                out[m.message_id] = prev
+                out[m.ref] = prev
                 prev = m
             carry[key] = group[-1]
         return out
 
-    def index_messages(self, tenant: str, messages: Sequence[Message], carry: dict[tuple[str, str], Message] | None = None) -> None:
-        """Upsert the points of stored messages and clear them from the outbox."""
+    def index_messages(
+        self, tenant: str, messages: Sequence[Message], carry: dict[tuple[str, str], Message] | None = None,
+        *, legacy: bool = False,
+    ) -> None:
+        """Upsert the points of stored messages and clear them from the outbox. ``legacy``: the
+        tenant's points may still sit at schema 1 ids; their vectors are reused, then they are deleted."""
         if self.index is None or not messages:
             return
-        self.index.upsert(self.collection, self.points(messages, self.previous_turns(tenant, messages, carry)))
-        self.records.mark_indexed(tenant, [m.message_id for m in messages])
+        known, old = self._legacy_points(tenant, messages) if legacy else ({}, [])
+        self.index.upsert(self.collection, self.points(messages, self.previous_turns(tenant, messages, carry), known))
+        if old:
+            self.index.delete(self.collection, ids=old)
+        self.records.mark_indexed(tenant, [m.ref for m in messages])
+
+    def _legacy_points(self, tenant: str, messages: Sequence[Message]) -> tuple[dict[MessageRef, list[float]], list[str]]:
+        """The schema 1 points of these messages: their dense vectors (to move them without
+        embedding again) and their ids (to delete). A point counts only when its payload names the
+        same chat: a message stored after the upgrade may reuse an old message_id in another chat."""
+        wanted: dict[str, set[MessageRef]] = {}
+        for m in messages:
+            wanted.setdefault(legacy_message_point_id(tenant, m.message_id), set()).add(m.ref)
+        hits, _ = self.index.scroll(  # type: ignore[union-attr]
+            self.collection, filter=models.Filter(must=[models.HasIdCondition(has_id=list(wanted))]),
+            limit=len(wanted), with_vectors=self.embedder is not None,
+        )
+        vectors: dict[MessageRef, list[float]] = {}
+        old: list[str] = []
+        for h in hits:
+            ref = MessageRef(str(h.payload.get("chat_id")), str(h.payload.get("message_id")))
+            if ref in wanted.get(h.id, ()):
+                old.append(h.id)
+                if h.dense:
+                    vectors[ref] = h.dense
+        return vectors, old
+
+    def _needs_upgrade(self, tenant: str) -> bool:
+        if tenant in self._upgraded:
+            return False
+        if self.records.get_docs(tenant, INDEX_UPGRADES, [MESSAGE_POINTS_V2])[0] is None:
+            self._upgraded.add(tenant)
+            return False
+        return True
 
     def flush(self, tenant: str, *, batch: int = 256) -> int:
-        """Index every pending message of a tenant, oldest first. Returns how many were indexed."""
+        """Index every pending message of a tenant, oldest first. Returns how many were indexed.
+
+        After the schema 2 upgrade (message point ids include the chat) every message is pending
+        once: its point moves to the new id with its vector, and the upgrade marker is dropped."""
         if self.index is None:
             return 0
+        legacy = self._needs_upgrade(tenant)
         done = 0
         carry: dict[tuple[str, str], Message] = {}
         while True:
-            ids = self.records.pending_index(tenant, limit=batch)
-            if not ids:
-                return done
-            msgs = [m for m in self.records.get_messages(tenant, ids) if m is not None]
-            missing = set(ids) - {m.message_id for m in msgs}
+            refs = self.records.pending_index(tenant, limit=batch)
+            if not refs:
+                break
+            msgs = [m for m in self.records.get_messages(tenant, refs) if m is not None]
+            missing = set(refs) - {m.ref for m in msgs}
             if missing:  # deleted after being queued: nothing to index
                 self.records.mark_indexed(tenant, sorted(missing))
-            self.index_messages(tenant, msgs, carry)
+            self.index_messages(tenant, msgs, carry, legacy=legacy)
             done += len(msgs)
+        if legacy:
+            self.records.delete_docs(tenant, INDEX_UPGRADES, [MESSAGE_POINTS_V2])
+            self._upgraded.add(tenant)
+            logger.info("tenant %s: %d message points moved to per-chat ids", tenant, done)
+        return done
 
-    def delete_messages(self, tenant: str, message_ids: Sequence[str]) -> None:
-        if self.index is not None and message_ids:
-            self.index.delete(self.collection, ids=[point_id(tenant, "message", i) for i in message_ids])
+    def delete_messages(self, tenant: str, refs: Sequence[MessageRef]) -> None:
+        if self.index is not None and refs:
+            self.index.delete(self.collection, ids=[message_point_id(tenant, r) for r in refs])

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
-from typing import Any, Literal
+from collections.abc import Iterable
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -80,6 +81,44 @@ def iso(dt: datetime) -> str:
     return dt.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
 
 
+class MessageRef(NamedTuple):
+    """A message's identity inside a tenant: ``(chat_id, message_id)``.
+
+    Message ids are unique per chat only (Telegram numbers every chat's messages from 1), so a
+    message_id alone never names a message; reply ids resolve within the replying message's chat.
+    A plain ``(chat_id, message_id)`` tuple works wherever a MessageRef is expected.
+
+    Example::
+
+        MessageRef("chat-1", "42") == ("chat-1", "42")   # True
+        mem.get_messages([MessageRef("chat-1", "42")])
+    """
+
+    chat_id: str
+    message_id: str
+
+
+def check_refs(field: str, refs: object) -> list[MessageRef]:
+    """Validate a sequence of ``(chat_id, message_id)`` pairs; return them as MessageRefs.
+
+    Raises:
+        InvalidInputError: not a sequence of pairs, a bare message_id, or an invalid id.
+    """
+    fix = "pass (chat_id, message_id) pairs, e.g. [MessageRef('c1', 'm1')] or [('c1', 'm1')]"
+    if isinstance(refs, (str, bytes, MessageRef)) or not isinstance(refs, Iterable):
+        raise InvalidInputError(field, refs, "must be a list of (chat_id, message_id) pairs", fix)
+    out: list[MessageRef] = []
+    for ref in refs:
+        if isinstance(ref, (str, int)):
+            raise InvalidInputError(
+                field, ref, "is a bare message_id; message ids are unique only within their chat", fix
+            )
+        if not isinstance(ref, (tuple, list)) or len(ref) != 2:
+            raise InvalidInputError(field, ref, "must be a (chat_id, message_id) pair", fix)
+        out.append(MessageRef(check_id("chat_id", ref[0]), check_id("message_id", ref[1])))  # type: ignore[arg-type]
+    return out
+
+
 class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=False)
 
@@ -102,6 +141,16 @@ class Message(_Record):
     tenant: str = DEFAULT_TENANT
     metadata: dict[str, Any] = Field(default_factory=dict)
     seq: int | None = None  # assigned by the RecordStore: insertion order within a tenant
+
+    @property
+    def ref(self) -> MessageRef:
+        """The message's identity: ``(chat_id, message_id)``."""
+        return MessageRef(self.chat_id, self.message_id)
+
+    @property
+    def reply_ref(self) -> MessageRef | None:
+        """The message this one replies to: ``reply_message_id`` in the same chat."""
+        return MessageRef(self.chat_id, self.reply_message_id) if self.reply_message_id else None
 
     @field_validator("message_id", "chat_id", "user_id", "tenant", mode="before")
     @classmethod
@@ -212,6 +261,7 @@ class ContextMessage(_Record):
     content: str
     kind: ContextKind
     message_id: str | None = None
+    chat_id: str | None = None  # with message_id, the stored message's identity (window messages)
     name: str | None = None
     create_time: datetime | None = None
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .errors import CapabilityError
-from .models import Message, SearchHit, SearchResult
+from .models import Message, MessageRef, SearchHit, SearchResult
 from .providers.base import Embedder
 from .retrieval.analyzer import Analyzer
 from .retrieval.bm25 import BM25Encoder, BM25Scorer
@@ -20,7 +20,7 @@ from .retrieval.fusion import rrf
 from .retrieval.plan import SearchPlan
 from .retrieval.snippet import make_snippet
 from .config import RetrievalSettings
-from .indexing import message_payload, point_id
+from .indexing import message_payload, message_point_id
 from .index.collection import IndexedCollection
 from .stores.base import RecordStore, VectorIndex
 
@@ -69,9 +69,9 @@ class SearchService:
         self.coll = IndexedCollection(index, collection, embedder, analyzer, encoder, settings, ensured=True)
 
     def execute(
-        self, plan: SearchPlan, tenant: str, *, exclude_ids: Sequence[str] = (), query_vectors: Sequence[list[float]] | None = None
+        self, plan: SearchPlan, tenant: str, *, exclude_ids: Sequence[MessageRef] = (), query_vectors: Sequence[list[float]] | None = None
     ) -> SearchResult:
-        """Run the plan. ``exclude_ids`` are message_ids left out inside the index (the context window);
+        """Run the plan. ``exclude_ids`` are (chat_id, message_id) refs left out inside the index (the context window);
         ``query_vectors`` are the queries' embeddings when the caller already has them."""
         t_start = time.perf_counter()
         timings: dict[str, float] = {}
@@ -95,17 +95,17 @@ class SearchService:
                 route, fallback = "bm25", f"embedder failed: {type(exc).__name__}: {exc}"
             timings["embed"] = _ms(t0)
         t0 = time.perf_counter()
-        per_query: list[list[tuple[str, float, dict[str, Any]]]] = []
+        per_query: list[list[tuple[Any, float, dict[str, Any]]]] = []
         if self.index is None:
             per_query = self._scan_bm25(plan, tenant, exclude_ids)
             route_used = "bm25"
         else:
-            spec = plan.filter.excluding_ids([point_id(tenant, "message", i) for i in exclude_ids])
+            spec = plan.filter.excluding_ids([message_point_id(tenant, r) for r in exclude_ids])
             depth = max(plan.k, min(self.settings.prefetch_limit, 100)) if len(plan.queries) > 1 else plan.k
             for i, q in enumerate(plan.queries):
                 vector = dense_vecs[i] if dense_vecs is not None else None
                 hits = self.coll.query(q, spec, k=depth, route=route, vector=vector).hits
-                per_query.append([(h.payload.get("message_id") or h.id, h.score, h.payload) for h in hits])
+                per_query.append([(h.id, h.score, h.payload) for h in hits])  # point ids: message ids repeat across chats
             route_used = route
         timings["retrieve"] = _ms(t0)
         t0 = time.perf_counter()
@@ -116,7 +116,7 @@ class SearchService:
             fused = rrf([[rid for rid, _, _ in lst] for lst in per_query], k=self.settings.rrf_k)
             ranked = [(rid, score, payloads[rid]) for rid, score in fused]
         # equal scores (frequent after RRF) come back in any order from the index: newest first, then id
-        ranked.sort(key=lambda r: (-round(r[1], 9), -(r[2].get("seq") or 0), str(r[0])))
+        ranked.sort(key=lambda r: (-round(r[1], 9), -(r[2].get("seq") or 0), str(r[2].get("message_id") or r[0])))
         total = len(ranked)
         query_terms = sorted({t for q in plan.queries for t in self.analyzer.terms(q)})
         hits_out = [
@@ -132,7 +132,7 @@ class SearchService:
         return result
 
     # -- core mode: no vector index -----------------------------------------------------------
-    def _scan_bm25(self, plan: SearchPlan, tenant: str, exclude_ids: Sequence[str]) -> list[list[tuple[str, float, dict[str, Any]]]]:
+    def _scan_bm25(self, plan: SearchPlan, tenant: str, exclude_ids: Sequence[MessageRef]) -> list[list[tuple[Any, float, dict[str, Any]]]]:
         """The same plan filter as in the index, run as a predicate over the payloads of the scanned
         records (the scope rule holds in both modes); the scan is narrowed by the pinned user/session."""
         spec = plan.filter
@@ -140,7 +140,7 @@ class SearchService:
         msgs: list[Message] = []
         payloads: list[dict[str, Any]] = []
         after = 0
-        excluded = set(exclude_ids)
+        excluded = {MessageRef(*r) for r in exclude_ids}
         while True:
             page = self.records.scan_messages(
                 tenant,
@@ -153,7 +153,7 @@ class SearchService:
                 break
             after = page[-1].seq or after + len(page)
             for m in page:
-                if m.message_id in excluded:
+                if m.ref in excluded:
                     continue
                 payload = message_payload(m, self.analyzer.detect_lang(m.content))
                 if spec.matches(payload):
@@ -165,7 +165,7 @@ class SearchService:
         out = []
         for q in plan.queries:
             idx, scores = scorer.top_k(self.analyzer.terms(q), plan.k if len(plan.queries) == 1 else max(plan.k, 50))
-            out.append([(payloads[i]["message_id"], float(s), payloads[i]) for i, s in zip(idx.tolist(), scores.tolist()) if s > 0])
+            out.append([(msgs[i].ref, float(s), payloads[i]) for i, s in zip(idx.tolist(), scores.tolist()) if s > 0])
         return out
 
 

@@ -262,7 +262,8 @@ def test_user_bound_handle_cannot_reach_other_users(vmem):
         anna.add_message(msg(3, "hi", user="boris"))
     with pytest.raises(InvalidInputError, match="bound to user"):
         anna.get_context_for_user("boris", "s1")
-    assert anna.get_messages(["m2"]) == [None]
+    assert anna.get_messages(["m2"], chat_id="s1") == [None]
+    assert vmem.get_messages([("s1", "m2")])[0].user_id == "boris"
 
 
 # -- recovery --------------------------------------------------------------------------------

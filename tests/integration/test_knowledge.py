@@ -59,8 +59,8 @@ def first_round(tmp_path, embedder, extra=()):
     mem = scripted_mem(tmp_path, embedder, replies)
     feed(mem, "c1", CHAT)
     mem.process()
-    topic = mem.topics.topic_of("k1")
-    assert mem.topics.topic_of("k3") == topic
+    topic = mem.topics.topic_of("k1", chat_id="c1")
+    assert mem.topics.topic_of("k3", chat_id="c1") == topic
     stats = mem.knowledge.extract(topic)
     assert stats == {"entities": 4, "relations": 3, "superseded": 0, "profiles": 2}
     return mem, topic
@@ -100,7 +100,7 @@ def test_incremental_update_supersedes_and_keeps_history(tmp_path, embedder):
     assert mem.knowledge.get_profile("alice")["preferences"][0]["value"] == "spicy"  # cached from now on
     feed(mem, "c1", [("k4", "alice", "I quit Google and now work at Yandex, also prefer mild food now", "k1")], start=T0.replace(minute=10))
     mem.process()
-    assert mem.topics.topic_of("k4") == topic
+    assert mem.topics.topic_of("k4", chat_id="c1") == topic
     stats = mem.knowledge.extract(topic)  # only k4 is new
     assert stats["superseded"] == 1 and stats["profiles"] == 1
     rels = {(r["target"], r["status"]) for r in mem.knowledge.relations("Alice")}

@@ -54,13 +54,13 @@ def test_round_trip_keeps_types_ids_and_metadata(mem):
     engine = human.response_metadata["layered_memory"]
     assert engine["create_time"] == "2024-01-15T10:30:00Z"
     assert engine["reply_message_id"] == "h0" and engine["user_name"] == "Ann" and engine["session_key"] == "telegram:1"
-    assert mem.get_messages(["h1"])[0].metadata["channel"] == "tg"
+    assert mem.get_messages(["h1"], chat_id="telegram:1")[0].metadata["channel"] == "tg"
     assert call.tool_calls[0]["args"] == {"city": "Kazan"} and call.content == ""
     assert call.response_metadata["model_name"] == "fake"
     assert tool.tool_call_id == "call_1"
     assert answer.content == [{"type": "text", "text": "Nice city!"}]
     # the engine holds searchable text for the tool call, and the messages are searchable
-    assert "geo" in mem.get_messages(["a1"])[0].content
+    assert "geo" in mem.get_messages(["a1"], chat_id="telegram:1")[0].content
     assert mem.search("Kazan", k=5).total_found >= 2
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from layered_memory.errors import BackendError, BackendUnavailable, InvalidInputError, NotFoundError
-from layered_memory.models import Message
+from layered_memory.models import Message, MessageRef
 from layered_memory.stores.base import RecordStore
 from layered_memory.stores.sqlite import SQLiteRecordStore
 
@@ -74,6 +74,15 @@ def ids(messages: list[Message] | list[Message | None]) -> list[str]:
     return [m.message_id for m in messages if m is not None]
 
 
+def refs(message_ids: list[str], chat: str = "s1") -> list[MessageRef]:
+    """Refs of messages in one chat (``msg`` puts them in chat "s1" unless told)."""
+    return [MessageRef(chat, m) for m in message_ids]
+
+
+def mids(found: list[MessageRef]) -> list[str]:
+    return [r.message_id for r in found]
+
+
 # -- lifecycle --------------------------------------------------------------------------------------
 def test_satisfies_protocol_and_setup_is_idempotent(store: RecordStore) -> None:
     assert isinstance(store, RecordStore)
@@ -89,8 +98,8 @@ def test_put_is_idempotent_by_message_id(store: RecordStore) -> None:
     assert store.put_messages(A, [msg("m1", content="changed"), msg("m3")]) == [False, True]
     assert store.put_messages(A, [msg("m4"), msg("m4", content="dup")]) == [True, False]
     assert store.put_messages(A, []) == []
-    assert store.get_messages(A, ["m1"])[0].content == "text of m1"  # type: ignore[union-attr]
-    assert store.get_messages(A, ["m4"])[0].content == "text of m4"  # type: ignore[union-attr]
+    assert store.get_messages(A, refs(["m1"]))[0].content == "text of m1"  # type: ignore[union-attr]
+    assert store.get_messages(A, refs(["m4"]))[0].content == "text of m4"  # type: ignore[union-attr]
     assert store.count_messages(A) == 4
 
 
@@ -99,12 +108,12 @@ def test_seq_increases_in_insertion_order_and_is_never_reused(store: RecordStore
     store.put_messages(A, batch)
     assert [m.seq for m in batch] == [1, 2, 3]  # assigned on the objects passed in
     store.put_messages(A, [msg("b", user="u2")])
-    got = store.get_messages(A, ["z", "a", "m", "b"])
+    got = store.get_messages(A, refs(["z", "a", "m", "b"]))
     seqs = [m.seq for m in got]  # type: ignore[union-attr]
     assert seqs == sorted(seqs) and len(set(seqs)) == 4
     store.delete_messages(A, user_id="u2")
     store.put_messages(A, [msg("c")])
-    assert store.get_messages(A, ["c"])[0].seq > seqs[-1]  # type: ignore[union-attr,operator]
+    assert store.get_messages(A, refs(["c"]))[0].seq > seqs[-1]  # type: ignore[union-attr,operator]
 
 
 def test_concurrent_writers_from_threads(store: RecordStore) -> None:
@@ -124,13 +133,43 @@ def test_concurrent_writers_from_threads(store: RecordStore) -> None:
 
 def test_get_messages_keeps_order_and_gives_none_for_missing(store: RecordStore) -> None:
     store.put_messages(A, [msg("m1"), msg("m2")])
-    got = store.get_messages(A, ["m2", "nope", "m1", "m2"])
+    got = store.get_messages(A, refs(["m2", "nope", "m1", "m2"]))
     assert [m.message_id if m else None for m in got] == ["m2", None, "m1", "m2"]
     assert store.get_messages(A, []) == []
     original = msg("m3", metadata={"k": [1, "два"]}, topic_id="t1", reply_message_id="m1", is_mention_bot=True)
     store.put_messages(A, [original])
-    back = store.get_messages(A, ["m3"])[0]
+    back = store.get_messages(A, refs(["m3"]))[0]
     assert back is not None and back.model_dump(exclude={"seq"}) == original.model_dump(exclude={"seq"})
+
+
+def test_message_id_is_unique_per_chat_only(store: RecordStore) -> None:
+    """Telegram numbers each chat's messages from 1: (chat_id, message_id) is the identity."""
+    assert store.put_messages(A, [msg("42", user="u1", chat="cA", content="in A"), msg("42", user="u2", chat="cB", content="in B")]) == [True, True]
+    assert store.put_messages(A, [msg("42", chat="cA", content="again"), msg("42", chat="cC")]) == [False, True]
+    got = store.get_messages(A, [MessageRef("cB", "42"), ("cA", "42"), ("cD", "42")])
+    assert [(m.chat_id, m.user_id, m.content) if m else None for m in got] == [("cB", "u2", "in B"), ("cA", "u1", "in A"), None]
+    assert store.count_messages(A) == 3 and ids(store.scan_messages(A, chat_id="cB")) == ["42"]
+    assert sorted(store.pending_index(A)) == [("cA", "42"), ("cB", "42"), ("cC", "42")]
+    store.mark_indexed(A, [("cB", "42")])
+    assert sorted(store.pending_index(A)) == [("cA", "42"), ("cC", "42")]
+    b = store.get_messages(A, [("cB", "42")])[0]
+    store.update_messages(A, [b.model_copy(update={"topic_id": "tB"})])  # type: ignore[union-attr]
+    assert [m.topic_id for m in store.get_messages(A, refs(["42"], "cA") + refs(["42"], "cB"))] == [None, "tB"]  # type: ignore[union-attr]
+    with pytest.raises(NotFoundError, match="cZ"):
+        store.update_messages(A, [msg("42", chat="cZ")])
+    assert store.delete_messages(A, user_id="u2") == [MessageRef("cB", "42")]
+    assert store.get_messages(A, [("cA", "42"), ("cB", "42")])[0].content == "in A"  # type: ignore[union-attr]
+    assert store.get_messages(A, [("cB", "42")]) == [None]
+
+
+def test_bare_message_ids_are_rejected(store: RecordStore) -> None:
+    store.put_messages(A, [msg("m1")])
+    for bad in (["m1"], [("s1",)], [("s1", "m1", "x")]):
+        with pytest.raises(InvalidInputError, match="chat_id, message_id"):
+            store.get_messages(A, bad)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="chat_id, message_id"):
+        store.mark_indexed(A, ["m1"])  # type: ignore[list-item]
+    assert mids(store.pending_index(A)) == ["m1"]
 
 
 def test_window_is_the_last_messages_oldest_first(store: RecordStore) -> None:
@@ -174,29 +213,29 @@ def test_count_messages(store: RecordStore) -> None:
 
 def test_delete_removes_only_that_user_and_session(store: RecordStore) -> None:
     store.put_messages(A, [msg("a"), msg("b", session="s2"), msg("c", user="u2"), msg("d")])
-    assert sorted(store.delete_messages(A, user_id="u1", session_key="s1")) == ["a", "d"]
+    assert sorted(mids(store.delete_messages(A, user_id="u1", session_key="s1"))) == ["a", "d"]
     assert ids(store.scan_messages(A)) == ["b", "c"]
     assert store.window(A, user_id="u1", session_key="s1", limit=10) == []
     assert store.delete_messages(A, user_id="u1", session_key="s1") == []
-    assert store.delete_messages(A, user_id="u1") == ["b"]
+    assert store.delete_messages(A, user_id="u1") == [MessageRef("s2", "b")]
     assert ids(store.scan_messages(A)) == ["c"]
-    assert store.pending_index(A) == ["c"]
-    assert store.get_messages(A, ["a", "b"]) == [None, None]
+    assert mids(store.pending_index(A)) == ["c"]
+    assert store.get_messages(A, refs(["a", "b"])) == [None, None]
     assert store.put_messages(A, [msg("a")]) == [True]  # a deleted id can be stored again
 
 
 def test_update_messages_keeps_seq_and_moves_indexes(store: RecordStore) -> None:
     store.put_messages(A, [msg("a"), msg("b")])
-    before = store.get_messages(A, ["a"])[0]
+    before = store.get_messages(A, refs(["a"]))[0]
     assert before is not None
     store.update_messages(A, [before.model_copy(update={"topic_id": "t9", "session_key": "s2"})])
-    after = store.get_messages(A, ["a"])[0]
+    after = store.get_messages(A, refs(["a"]))[0]
     assert after is not None and after.topic_id == "t9" and after.seq == before.seq
     assert ids(store.window(A, user_id="u1", session_key="s2", limit=10)) == ["a"]
     assert ids(store.window(A, user_id="u1", session_key="s1", limit=10)) == ["b"]
     with pytest.raises(NotFoundError, match="nope"):
         store.update_messages(A, [msg("b", topic_id="t1"), msg("nope")])
-    assert store.get_messages(A, ["b"])[0].topic_id is None  # type: ignore[union-attr]
+    assert store.get_messages(A, refs(["b"]))[0].topic_id is None  # type: ignore[union-attr]
 
 
 def test_tenant_isolation_in_every_method(store: RecordStore) -> None:
@@ -204,29 +243,29 @@ def test_tenant_isolation_in_every_method(store: RecordStore) -> None:
     assert store.put_messages(B, [msg("m1", content="globex text", tenant=B)]) == [True]
     store.put_messages(A, [msg("m2")])
     store.put_docs(A, "notes", {"k1": {"v": "acme"}})
-    assert store.get_messages(B, ["m1", "m2"])[0].content == "globex text"  # type: ignore[union-attr]
-    assert store.get_messages(B, ["m2"]) == [None]
+    assert store.get_messages(B, refs(["m1", "m2"]))[0].content == "globex text"  # type: ignore[union-attr]
+    assert store.get_messages(B, refs(["m2"])) == [None]
     assert {A, B} <= set(store.tenants())
     assert ids(store.window(B, user_id="u1", session_key="s1", limit=10)) == ["m1"]
     assert ids(store.scan_messages(B)) == ["m1"]
     assert store.count_messages(B) == 1
-    assert store.pending_index(B) == ["m1"]
-    store.mark_indexed(B, ["m1", "m2"])
-    assert store.pending_index(A) == ["m1", "m2"]
+    assert mids(store.pending_index(B)) == ["m1"]
+    store.mark_indexed(B, refs(["m1", "m2"]))
+    assert mids(store.pending_index(A)) == ["m1", "m2"]
     assert store.mark_all_pending(B) == 1
-    assert store.delete_messages(B, user_id="u1") == ["m1"]
+    assert mids(store.delete_messages(B, user_id="u1")) == ["m1"]
     assert store.count_messages(A) == 2
     assert store.get_docs(B, "notes", ["k1"]) == [None]
     assert store.list_docs(B, "notes") == [] and store.count_docs(B, "notes") == 0
     assert store.delete_docs(B, "notes") == 0 and store.delete_docs(B, "notes", ["k1"]) == 0
     assert store.get_docs(A, "notes", ["k1"]) == [{"v": "acme"}]
-    assert store.get_messages(A, ["m1"])[0].tenant == A  # type: ignore[union-attr]
+    assert store.get_messages(A, refs(["m1"]))[0].tenant == A  # type: ignore[union-attr]
 
 
 def test_message_tenant_field_follows_the_store_tenant(store: RecordStore) -> None:
     store.put_messages(B, [msg("x", tenant=A)])
-    assert store.get_messages(B, ["x"])[0].tenant == B  # type: ignore[union-attr]
-    assert store.get_messages(A, ["x"]) == [None]
+    assert store.get_messages(B, refs(["x"]))[0].tenant == B  # type: ignore[union-attr]
+    assert store.get_messages(A, refs(["x"])) == [None]
 
 
 def test_bad_tenant_and_limit_are_rejected(store: RecordStore) -> None:
@@ -241,16 +280,16 @@ def test_bad_tenant_and_limit_are_rejected(store: RecordStore) -> None:
 # -- indexing outbox --------------------------------------------------------------------------------
 def test_pending_index_outbox(store: RecordStore) -> None:
     store.put_messages(A, [msg(f"m{i}") for i in range(5)])
-    assert store.pending_index(A) == [f"m{i}" for i in range(5)]
-    assert store.pending_index(A, limit=2) == ["m0", "m1"]
-    store.mark_indexed(A, ["m1", "m3", "unknown"])
-    assert store.pending_index(A) == ["m0", "m2", "m4"]
+    assert mids(store.pending_index(A)) == [f"m{i}" for i in range(5)]
+    assert mids(store.pending_index(A, limit=2)) == ["m0", "m1"]
+    store.mark_indexed(A, refs(["m1", "m3", "unknown"]))
+    assert mids(store.pending_index(A)) == ["m0", "m2", "m4"]
     store.put_messages(A, [msg("m1")])  # a duplicate put does not re-queue
     store.update_messages(A, [msg("m3", topic_id="t1")])
-    assert store.pending_index(A) == ["m0", "m2", "m4"]
+    assert mids(store.pending_index(A)) == ["m0", "m2", "m4"]
     store.mark_indexed(A, [])
     assert store.mark_all_pending(A) == 5
-    assert store.pending_index(A) == [f"m{i}" for i in range(5)]
+    assert mids(store.pending_index(A)) == [f"m{i}" for i in range(5)]
     assert store.mark_all_pending(B) == 0
 
 
@@ -260,16 +299,16 @@ def test_failed_message_batch_leaves_nothing(store: RecordStore) -> None:
     bad = [msg("new1"), msg("new2", metadata={"obj": object()}), msg("new3")]
     with pytest.raises(InvalidInputError, match="new2"):
         store.put_messages(A, bad)
-    assert store.get_messages(A, ["new1", "new2", "new3"]) == [None, None, None]
-    assert store.count_messages(A) == 1 and store.pending_index(A) == ["keep"]
+    assert store.get_messages(A, refs(["new1", "new2", "new3"])) == [None, None, None]
+    assert store.count_messages(A) == 1 and mids(store.pending_index(A)) == ["keep"]
     assert store.put_messages(A, [msg("new1")]) == [True]
-    assert store.get_messages(A, ["new1"])[0].seq == 2  # type: ignore[union-attr]
+    assert store.get_messages(A, refs(["new1"]))[0].seq == 2  # type: ignore[union-attr]
     with pytest.raises(InvalidInputError):
         store.put_messages(B, [msg("b1", tenant=B), msg("b2", tenant=B, metadata={"obj": object()})])
     assert B not in store.tenants()
     with pytest.raises(InvalidInputError):
         store.update_messages(A, [msg("keep", topic_id="t1"), msg("new1", metadata={"obj": object()})])
-    assert store.get_messages(A, ["keep"])[0].topic_id is None  # type: ignore[union-attr]
+    assert store.get_messages(A, refs(["keep"]))[0].topic_id is None  # type: ignore[union-attr]
 
 
 def test_failed_doc_batch_leaves_nothing(store: RecordStore) -> None:
@@ -343,17 +382,17 @@ def test_reopen_keeps_everything(opener: Opener | None) -> None:
         pytest.skip("an in-memory SQLite database cannot be reopened")
     first = opener()
     first.put_messages(A, [msg("m1"), msg("m2", content="Привет 你好 🎉")])
-    first.mark_indexed(A, ["m1"])
+    first.mark_indexed(A, refs(["m1"]))
     first.put_docs(A, "c", {"k": {"v": 1}})
     first.close()
     second = opener()
     assert ids(second.scan_messages(A)) == ["m1", "m2"]
-    assert second.get_messages(A, ["m2"])[0].content == "Привет 你好 🎉"  # type: ignore[union-attr]
-    assert second.pending_index(A) == ["m2"]
+    assert second.get_messages(A, refs(["m2"]))[0].content == "Привет 你好 🎉"  # type: ignore[union-attr]
+    assert mids(second.pending_index(A)) == ["m2"]
     assert second.list_docs(A, "c") == [("k", {"v": 1})]
     assert A in second.tenants()
     assert second.put_messages(A, [msg("m3")]) == [True]
-    assert second.get_messages(A, ["m3"])[0].seq == 3  # type: ignore[union-attr]
+    assert second.get_messages(A, refs(["m3"]))[0].seq == 3  # type: ignore[union-attr]
 
 
 # -- Redis faults -----------------------------------------------------------------------------------

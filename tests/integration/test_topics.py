@@ -65,7 +65,7 @@ def test_threading_without_a_model(tmp_path, embedder, script, expected):
     mem = build(tmp_path, embedder)
     ids = feed(mem, "c1", script)
     assert mem.topics.pending() == len(ids)  # the write only enqueued
-    assert all(mem.topics.topic_of(i) is None for i in ids)
+    assert all(mem.topics.topic_of(i, chat_id="c1") is None for i in ids)
     done = mem.process()
     assert done["threaded"] == len(ids)
     assert mem.topics.pending() == 0
@@ -84,7 +84,7 @@ def test_reply_inherits_even_when_unrelated(tmp_path, embedder):
                      ("b", "u2", "My laptop keeps crashing after the update"),
                      ("c", "u1", "Bananas are cheap at the market today", "a")])
     mem.process()
-    assert mem.topics.topic_of("c") == mem.topics.topic_of("a") != mem.topics.topic_of("b")
+    assert mem.topics.topic_of("c", chat_id="c1") == mem.topics.topic_of("a", chat_id="c1") != mem.topics.topic_of("b", chat_id="c1")
 
 
 def test_ambiguous_band_asks_the_model(tmp_path, embedder):
@@ -172,7 +172,7 @@ def test_original_messages_by_time_range(tmp_path, embedder):
     mem = build(tmp_path, embedder)
     ids = feed(mem, "c1", EN)
     mem.process()
-    topic_id = mem.topics.topic_of("e1")
+    topic_id = mem.topics.topic_of("e1", chat_id="c1")
     msgs = mem.topics.messages(topic_id)
     assert [m.message_id for m in msgs] == ["e1", "e2", "e3", "e4", "e7"]
     window = mem.topics.messages(topic_id, start=T0 + timedelta(minutes=1), end=T0 + timedelta(minutes=3))
@@ -189,14 +189,14 @@ def test_short_term_recall(tmp_path, embedder):
         chain.append((f"q{i}", "u1" if i % 2 else "u2", f"Reply number {i} about the hiking trail", f"q{i - 1}"))
     feed(mem, "c1", chain)
     mem.process()
-    got = mem.topics.recall("q7", max_messages=20)
+    got = mem.topics.recall("q7", chat_id="c1", max_messages=20)
     assert [m.message_id for m in got] == [f"q{i}" for i in range(7)]  # chronological, without q7 itself
-    capped = mem.topics.recall("q7", max_messages=3)
+    capped = mem.topics.recall("q7", chat_id="c1", max_messages=3)
     assert [m.message_id for m in capped] == ["q4", "q5", "q6"]  # the newest kept
     # the reply chain alone is capped at depth 5
     from layered_memory.topics.recall import reply_chain
 
-    assert [m.message_id for m in reply_chain(mem.get_messages, "q6", 5)] == ["q2", "q3", "q4", "q5", "q6"]
+    assert [m.message_id for m in reply_chain(mem.get_messages, ("c1", "q6"), 5)] == ["q2", "q3", "q4", "q5", "q6"]
     assert [m.message_id for m in mem.topics.recent("c1", 3)] == ["q5", "q6", "q7"]
 
 
@@ -230,7 +230,7 @@ def test_searches_and_context(tmp_path, embedder):
     mem = build(tmp_path, embedder, model=model)
     ids = feed(mem, "c1", EN)
     mem.process()
-    hiking, laptop = mem.topics.topic_of("e1"), mem.topics.topic_of("e5")
+    hiking, laptop = mem.topics.topic_of("e1", chat_id="c1"), mem.topics.topic_of("e5", chat_id="c1")
     mem.topics.summarize(hiking)
     mem.topics.summarize(laptop)
     res = mem.topics.topic_search("tents for the hiking trip", chat_id="c1", k=2, messages_per_topic=3)
@@ -256,14 +256,14 @@ def test_scope_isolation(tmp_path, embedder):
     feed(other, "c1", [("a", "u1", "Secret merger plans for next quarter")])
     mem.process()
     other.process()
-    t1 = mem.topics.topic_of("a")
+    t1 = mem.topics.topic_of("a", chat_id="c1")
     mem.topics.summarize(t1)
-    mem.topics.summarize(mem.topics.topic_of("x"))
+    mem.topics.summarize(mem.topics.topic_of("x", chat_id="c2"))
     assert [t.topic_id for t in mem.topics.list("c1")] == [t1]
-    assert other.topics.topic_of("a") != t1 and len(other.topics.list("c1")) == 1
+    assert other.topics.topic_of("a", chat_id="c1") != t1 and len(other.topics.list("c1")) == 1
     assert other.topics.search_summaries("hiking trail") == []
     u2 = mem.for_user("u2")
-    assert [h.meta["topic_id"] for h in u2.topics.search_summaries("hiking trail laptop")] == [mem.topics.topic_of("x")]
+    assert [h.meta["topic_id"] for h in u2.topics.search_summaries("hiking trail laptop")] == [mem.topics.topic_of("x", chat_id="c2")]
     assert u2.topics.list("c1") == []
     with pytest.raises(NotFoundError):
         u2.topics.summary(t1)

@@ -30,11 +30,13 @@ def test_redis_recent_cache(redis_url):
     assert [m.message_id for m in cache.recent("ten", "c1", 2)] == ["m3", "m4"]
     zkey = f"{{{prefix}:ten}}:rc:c:c1"
     assert client.zcard(zkey) == 3 and 0 < client.ttl(zkey) <= 100
-    assert 0 < client.ttl(f"{{{prefix}:ten}}:rc:m:m4") <= 100
-    assert cache.get("ten", ["m4", "nope"])[0].content == "message 4"
+    assert 0 < client.ttl(f"{{{prefix}:ten}}:rc:m:c1|m4") <= 100
+    assert cache.get("ten", [("c1", "m4"), ("c1", "nope")])[0].content == "message 4"
+    cache.push("ten", [msg(4, chat="c2").model_copy(update={"content": "chat 2's own m4"})])  # ids repeat across chats
+    assert [m.content for m in cache.get("ten", [("c1", "m4"), ("c2", "m4")])] == ["message 4", "chat 2's own m4"]
     assert cache.recent("other", "c1", 5) == []
     cache.push("ten", [msg(4).model_copy(update={"topic_id": "t-1"})])  # refreshed in place
-    assert cache.get("ten", ["m4"])[0].topic_id == "t-1"
+    assert cache.get("ten", [("c1", "m4")])[0].topic_id == "t-1"
     cache.clear("ten")
     assert client.exists(zkey) == 0
 

@@ -22,12 +22,12 @@ def feed(mem: Any, chat_id: str, script: Sequence[tuple], *, start: datetime = T
     return [r["message_id"] for r in rows]
 
 
-def groups(mem: Any, ids: Sequence[str]) -> list[int]:
+def groups(mem: Any, ids: Sequence[str], chat: str = "c1") -> list[int]:
     """Topic of each message as a small int in order of first appearance (comparable across runs)."""
     seen: dict[str, int] = {}
     out = []
     for mid in ids:
-        t = mem.topics.topic_of(mid)
+        t = mem.topics.topic_of(mid, chat_id=chat)
         assert t is not None, f"{mid} was not threaded"
         out.append(seen.setdefault(t, len(seen)))
     return out

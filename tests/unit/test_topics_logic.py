@@ -107,7 +107,8 @@ def test_in_process_cache_trims_and_expires():
     cache = InProcessRecentCache(size=3, ttl=60)
     cache.push("t", [msg(i) for i in range(5)])
     assert [m.message_id for m in cache.recent("t", "c", 10)] == ["m2", "m3", "m4"]
-    assert cache.get("t", ["m0", "m4"])[0] is None and cache.recent("other", "c", 10) == []
+    got = cache.get("t", [("c", "m0"), ("c", "m4"), ("other-chat", "m4")])
+    assert [m.message_id if m else None for m in got] == [None, "m4", None] and cache.recent("other", "c", 10) == []
     expired = InProcessRecentCache(size=3, ttl=-1)
     expired.push("t", [msg(1)])
     assert expired.recent("t", "c", 5) == []

@@ -119,8 +119,12 @@ class KnowledgeRuntime:
     def extract_topic(self, tenant: str, topic_id: str) -> dict[str, int]:
         records = self.core.records
         state = records.get_docs(tenant, KG_STATE, [topic_id])[0] or {"extracted_seq": 0}
-        rows = TopicStore(records, tenant).members(topic_id, after_seq=state["extracted_seq"])[-MAX_EXTRACT_MESSAGES:]
-        msgs = [m for m in records.get_messages(tenant, [r["id"] for r in rows]) if m is not None]
+        topics = TopicStore(records, tenant)
+        topic = topics.get([topic_id])[0]
+        if topic is None:
+            return {"entities": 0, "relations": 0, "superseded": 0, "profiles": 0}
+        rows = topics.members(topic_id, after_seq=state["extracted_seq"])[-MAX_EXTRACT_MESSAGES:]
+        msgs = [m for m in records.get_messages(tenant, topics.member_refs(topic, rows)) if m is not None]
         if not msgs:
             return {"entities": 0, "relations": 0, "superseded": 0, "profiles": 0}
         stats = self.extract_messages(tenant, msgs)

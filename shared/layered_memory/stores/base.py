@@ -12,7 +12,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ..models import Message
+from ..models import Message, MessageRef
+
+# A schema migration that changed message point ids (v2: they include the chat) leaves this document
+# in each tenant; the Indexer moves the old points to the new ids (reusing their vectors), then drops it.
+INDEX_UPGRADES = "index_upgrades"
+MESSAGE_POINTS_V2 = "message_points_v2"
 
 
 @runtime_checkable
@@ -31,17 +36,24 @@ class RecordStore(Protocol):
     def close(self) -> None: ...
 
     # -- messages ---------------------------------------------------------------------------
+    # A message is identified by ``MessageRef(chat_id, message_id)`` within its tenant: message ids
+    # are unique per chat only (Telegram numbers each chat's messages from 1).
     def put_messages(self, tenant: str, messages: Sequence[Message]) -> list[bool]:
-        """Insert messages atomically; a message_id already stored is left untouched (idempotent).
+        """Insert messages atomically; a (chat_id, message_id) already stored is left untouched (idempotent).
 
         Assigns ``seq`` (increasing per tenant) to new messages and marks them pending for indexing.
         Returns, per message, True when it was new.
         """
 
     def update_messages(self, tenant: str, messages: Sequence[Message]) -> None:
-        """Overwrite stored messages (same message_id), e.g. to set ``topic_id``. Keeps ``seq``."""
+        """Overwrite stored messages (same chat_id and message_id), e.g. to set ``topic_id``. Keeps ``seq``.
 
-    def get_messages(self, tenant: str, message_ids: Sequence[str]) -> list[Message | None]: ...
+        Raises:
+            NotFoundError: a message is not stored (nothing is written then).
+        """
+
+    def get_messages(self, tenant: str, refs: Sequence[MessageRef]) -> list[Message | None]:
+        """The messages named by ``(chat_id, message_id)`` refs, in order (None where missing)."""
 
     def window(self, tenant: str, *, user_id: str, session_key: str, limit: int) -> list[Message]:
         """The last ``limit`` messages of one user's session, oldest first."""
@@ -60,17 +72,17 @@ class RecordStore(Protocol):
 
     def count_messages(self, tenant: str, *, user_id: str | None = None, session_key: str | None = None) -> int: ...
 
-    def delete_messages(self, tenant: str, *, user_id: str, session_key: str | None = None) -> list[str]:
-        """Delete a user's messages (of one session, or all). Returns the deleted message_ids."""
+    def delete_messages(self, tenant: str, *, user_id: str, session_key: str | None = None) -> list[MessageRef]:
+        """Delete a user's messages (of one session, or all). Returns the deleted refs, by seq."""
 
     def tenants(self) -> list[str]:
         """Every tenant that has messages or documents."""
 
     # -- indexing outbox ----------------------------------------------------------------------
-    def pending_index(self, tenant: str, limit: int = 1000) -> list[str]:
-        """message_ids stored but not yet confirmed indexed (crash recovery), oldest first."""
+    def pending_index(self, tenant: str, limit: int = 1000) -> list[MessageRef]:
+        """Messages stored but not yet confirmed indexed (crash recovery), oldest first."""
 
-    def mark_indexed(self, tenant: str, message_ids: Sequence[str]) -> None: ...
+    def mark_indexed(self, tenant: str, refs: Sequence[MessageRef]) -> None: ...
 
     def mark_all_pending(self, tenant: str) -> int:
         """Mark every message of the tenant for re-indexing (``reindex``). Returns the count."""

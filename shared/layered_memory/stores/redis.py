@@ -4,10 +4,11 @@ Every key of a tenant starts with the hash tag ``{<prefix>:<tenant>}``, so one t
 cluster slot and the Lua scripts and MULTI blocks below may touch all of its keys. Layout, with
 ``T = {prefix:tenant}:``::
 
-    T m                    HASH  message_id -> "<seq>:<message json>"
+    T m                    HASH  <chat_id>|<message_id> -> "<seq>:<message json>"
     T seq                  STRING per-tenant counter (INCR), never reused
-    T all                  ZSET  message_id scored by seq (scan, count)
-    T pend                 ZSET  message_id scored by seq: the index outbox
+    T all                  ZSET  <chat_id>|<message_id> scored by seq (scan, count); the ZSETs
+                                 below hold the same members
+    T pend                 ZSET  by seq: the index outbox
     T s:<user>|<session>   ZSET  one user's session by seq (window)
     T u:<user>             ZSET  one user's messages by seq
     T c:<chat>             ZSET  one chat's messages by seq
@@ -16,8 +17,10 @@ cluster slot and the Lua scripts and MULTI blocks below may touch all of its key
     <prefix>:tenants       SET   every tenant that ever stored something (outside any tenant slot)
     <prefix>:schema        STRING layout version
 
-``|`` cannot occur in ids (``models.ID_PATTERN``), so ``s:`` keys are unambiguous. Message writes
-run as Lua scripts: atomic, and every check happens before the first write (Lua does not roll back).
+``|`` cannot occur in ids (``models.ID_PATTERN``), so ``s:`` keys and message members are
+unambiguous. A message is ``(chat_id, message_id)``: Telegram numbers each chat's messages from 1.
+Message writes run as Lua scripts: atomic, and every check happens before the first write (Lua does
+not roll back). Layout 1 keyed messages by message_id alone; ``setup()`` migrates it (``_MIGRATE_V2``).
 """
 
 from __future__ import annotations
@@ -42,12 +45,13 @@ from ..errors import (
     NotFoundError,
     SchemaMismatch,
 )
-from ..models import Message
-from .sqlite import check_collection, check_limit, check_tenant, dump_doc, dump_message, load_message
+from ..models import Message, MessageRef
+from .base import INDEX_UPGRADES, MESSAGE_POINTS_V2
+from .sqlite import check_collection, check_limit, check_tenant, dump_doc, dump_message, load_message, not_stored, ref_pairs
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _BATCH = 1000  # ids per script call / per command
 
 # Shared Lua helper: HMGET in chunks (unpack() has a stack limit of a few thousand values).
@@ -62,7 +66,7 @@ local function fetch(hash, ids)
 end
 """
 
-# KEYS: m, seq, all, pend. ARGV: base, then (id, json, user_id, session_key, chat_id) per message.
+# KEYS: m, seq, all, pend. ARGV: base, then (member, json, user_id, session_key, chat_id) per message.
 _PUT = """
 local base = ARGV[1]
 local out = {}
@@ -84,14 +88,15 @@ end
 return out
 """
 
-# KEYS: m. ARGV: base, then (id, json, user_id, session_key, chat_id) per message.
+# KEYS: m. ARGV: base, then (member, json, user_id, session_key, chat_id) per message. The chat is
+# part of the member, so it never changes here.
 _UPDATE = """
 local base = ARGV[1]
 for i = 2, #ARGV, 5 do
   if redis.call('HEXISTS', KEYS[1], ARGV[i]) == 0 then return redis.error_reply('NOTFOUND ' .. ARGV[i]) end
 end
 for i = 2, #ARGV, 5 do
-  local id, user, session, chat = ARGV[i], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
+  local id, user, session = ARGV[i], ARGV[i + 2], ARGV[i + 3]
   local raw = redis.call('HGET', KEYS[1], id)
   local cut = string.find(raw, ':', 1, true)
   local seq = string.sub(raw, 1, cut - 1)
@@ -103,10 +108,6 @@ for i = 2, #ARGV, 5 do
   if old.user_id ~= user then
     redis.call('ZREM', base .. 'u:' .. old.user_id, id)
     redis.call('ZADD', base .. 'u:' .. user, seq, id)
-  end
-  if old.chat_id ~= chat then
-    redis.call('ZREM', base .. 'c:' .. old.chat_id, id)
-    redis.call('ZADD', base .. 'c:' .. chat, seq, id)
   end
   redis.call('HSET', KEYS[1], id, seq .. ':' .. ARGV[i + 1])
 end
@@ -132,6 +133,38 @@ end
 return ids
 """
 
+# KEYS: m, all, pend, upgrades hash, upgrades key zset. ARGV: base, marker key, marker json.
+# Layout 1 -> 2 for one tenant: hash fields and ZSET members ``message_id`` become
+# ``chat_id|message_id``; every message goes back to the index outbox, and the marker document tells
+# the Indexer to move the points to per-chat ids. Idempotent (a member with ``|`` is already moved).
+_MIGRATE_V2 = """
+local base = ARGV[1]
+local flat = redis.call('HGETALL', KEYS[1])
+for i = 1, #flat, 2 do
+  local id, raw = flat[i], flat[i + 1]
+  if not string.find(id, '|', 1, true) then
+    local cut = string.find(raw, ':', 1, true)
+    local seq = string.sub(raw, 1, cut - 1)
+    local m = cjson.decode(string.sub(raw, cut + 1))
+    local member = m.chat_id .. '|' .. id
+    for _, z in ipairs({KEYS[2], base .. 's:' .. m.user_id .. '|' .. m.session_key, base .. 'u:' .. m.user_id,
+                        base .. 'c:' .. m.chat_id}) do
+      redis.call('ZREM', z, id)
+      redis.call('ZADD', z, seq, member)
+    end
+    redis.call('ZREM', KEYS[3], id)
+    redis.call('HSET', KEYS[1], member, raw)
+    redis.call('HDEL', KEYS[1], id)
+  end
+end
+if #flat > 0 then
+  redis.call('ZUNIONSTORE', KEYS[3], 1, KEYS[2])
+  redis.call('HSET', KEYS[4], ARGV[2], ARGV[3])
+  redis.call('ZADD', KEYS[5], 0, ARGV[2])
+end
+return #flat / 2
+"""
+
 # KEYS: zset, m. ARGV: limit. The last ``limit`` stored values, newest first.
 _WINDOW = _FETCH + """
 return fetch(KEYS[2], redis.call('ZREVRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1))
@@ -154,6 +187,16 @@ return out
 
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
+
+
+def _member(chat_id: str, message_id: str) -> str:
+    """A message's hash field and ZSET member: ``chat_id|message_id`` (``|`` never occurs in ids)."""
+    return f"{chat_id}|{message_id}"
+
+
+def _ref(member: bytes | str) -> MessageRef:
+    chat, _, mid = _text(member).partition("|")
+    return MessageRef(chat, mid)
 
 
 def _parse(raw: bytes | str) -> Message:
@@ -199,6 +242,7 @@ class RedisRecordStore:
         self._put = client.register_script(_PUT)
         self._update = client.register_script(_UPDATE)
         self._delete = client.register_script(_DELETE)
+        self._migrate_v2 = client.register_script(_MIGRATE_V2)
         self._window = client.register_script(_WINDOW)
         self._range = client.register_script(_RANGE)
         self._list_docs = client.register_script(_LIST_DOCS)
@@ -268,10 +312,7 @@ class RedisRecordStore:
             ) from exc
         except redis.exceptions.ResponseError as exc:
             if str(exc).startswith("NOTFOUND "):
-                missing = str(exc).split()[1]
-                raise NotFoundError(
-                    f"message_id={missing!r} is not stored; add it with put_messages first"
-                ) from None
+                raise NotFoundError(not_stored(None, _ref(str(exc).split()[1]))) from None
             raise BackendError(f"Redis at {self.address} refused {op}: {exc}", backend="redis", op=op) from exc
         except redis.exceptions.RedisError as exc:
             raise BackendError(f"Redis {op} failed at {self.address}: {exc}", backend="redis", op=op) from exc
@@ -302,6 +343,26 @@ class RedisRecordStore:
                 f"up to {SCHEMA_VERSION}; upgrade layered-memory or use another prefix",
                 backend="redis", op="setup",
             )
+        if found < 2:
+            self._upgrade_to_v2()
+            with self._errors("setup"):
+                self.client.set(key, SCHEMA_VERSION)
+
+    def _upgrade_to_v2(self) -> None:
+        """Layout 1 -> 2 (messages keyed by chat and id), one atomic script per tenant.
+
+        A script holds Redis for the tenant's whole message hash (about a second per 100k messages);
+        it runs once, at the first ``setup()`` of the new version.
+        """
+        marker = json.dumps({"schema": 2})
+        with self._errors("setup"):
+            for tenant in sorted(_text(t) for t in self.client.smembers(f"{self.prefix}:tenants")):
+                base = self._base(tenant)
+                moved = self._migrate_v2(
+                    keys=[base + "m", base + "all", base + "pend", f"{base}d:{INDEX_UPGRADES}", f"{base}dk:{INDEX_UPGRADES}"],
+                    args=[base, MESSAGE_POINTS_V2, marker],
+                )
+                logger.info("redis prefix %s tenant %s: %d messages moved to layout 2", self.prefix, tenant, moved)
 
     def close(self) -> None:
         if self._owns_client:
@@ -312,11 +373,11 @@ class RedisRecordStore:
     def _message_args(base: str, rows: list[tuple[Message, str]]) -> list[str]:
         args = [base]
         for msg, data in rows:
-            args += [msg.message_id, data, msg.user_id, msg.session_key, msg.chat_id]
+            args += [_member(msg.chat_id, msg.message_id), data, msg.user_id, msg.session_key, msg.chat_id]
         return args
 
     def put_messages(self, tenant: str, messages: Sequence[Message]) -> list[bool]:
-        """Insert new messages atomically (one Lua script); a stored message_id is left untouched.
+        """Insert new messages atomically (one Lua script); a stored (chat_id, message_id) is left untouched.
 
         New messages get ``seq`` (also set on the objects passed in).
         """
@@ -334,10 +395,10 @@ class RedisRecordStore:
         return [bool(s) for s in seqs]
 
     def update_messages(self, tenant: str, messages: Sequence[Message]) -> None:
-        """Overwrite stored messages by message_id, keeping ``seq`` and the pending flag.
+        """Overwrite stored messages by (chat_id, message_id), keeping ``seq`` and the pending flag.
 
         Raises:
-            NotFoundError: a message_id is not stored (nothing is written then).
+            NotFoundError: a message is not stored (nothing is written then).
         """
         base = self._base(tenant)
         rows = [dump_message(tenant, m) for m in messages]
@@ -345,12 +406,13 @@ class RedisRecordStore:
             with self._errors("update_messages"):
                 self._update(keys=[base + "m"], args=self._message_args(base, rows))
 
-    def get_messages(self, tenant: str, message_ids: Sequence[str]) -> list[Message | None]:
+    def get_messages(self, tenant: str, refs: Sequence[MessageRef]) -> list[Message | None]:
         base = self._base(tenant)
+        members = [_member(*pair) for pair in ref_pairs(refs)]
         out: list[Message | None] = []
         with self._errors("get_messages"):
-            for start in range(0, len(message_ids), _BATCH):
-                raws = self.client.hmget(base + "m", list(message_ids[start : start + _BATCH]))
+            for start in range(0, len(members), _BATCH):
+                raws = self.client.hmget(base + "m", members[start : start + _BATCH])
                 out += [_parse(r) if r is not None else None for r in raws]
         return out
 
@@ -425,13 +487,13 @@ class RedisRecordStore:
         with self._errors("count_messages"):
             return int(self.client.zcard(zset))
 
-    def delete_messages(self, tenant: str, *, user_id: str, session_key: str | None = None) -> list[str]:
+    def delete_messages(self, tenant: str, *, user_id: str, session_key: str | None = None) -> list[MessageRef]:
         base = self._base(tenant)
         source = f"{base}u:{user_id}" if session_key is None else f"{base}s:{user_id}|{session_key}"
         with self._errors("delete_messages"):
             ids = self._delete(keys=[base + "m", base + "all", base + "pend", source], args=[base])
         logger.debug("redis delete_messages tenant=%s user=%s deleted=%d", tenant, user_id, len(ids))
-        return [_text(i) for i in ids]
+        return [_ref(i) for i in ids]
 
     def tenants(self) -> list[str]:
         """Every tenant that ever stored a message or document (deleting everything keeps it listed)."""
@@ -439,18 +501,19 @@ class RedisRecordStore:
             return sorted(_text(t) for t in self.client.smembers(f"{self.prefix}:tenants"))
 
     # -- indexing outbox ------------------------------------------------------------------------
-    def pending_index(self, tenant: str, limit: int = 1000) -> list[str]:
+    def pending_index(self, tenant: str, limit: int = 1000) -> list[MessageRef]:
         base, limit = self._base(tenant), check_limit(limit)
         if limit == 0:
             return []
         with self._errors("pending_index"):
-            return [_text(i) for i in self.client.zrange(base + "pend", 0, limit - 1)]
+            return [_ref(i) for i in self.client.zrange(base + "pend", 0, limit - 1)]
 
-    def mark_indexed(self, tenant: str, message_ids: Sequence[str]) -> None:
+    def mark_indexed(self, tenant: str, refs: Sequence[MessageRef]) -> None:
         base = self._base(tenant)
+        members = [_member(*pair) for pair in ref_pairs(refs)]
         with self._errors("mark_indexed"):
-            for start in range(0, len(message_ids), _BATCH):
-                self.client.zrem(base + "pend", *message_ids[start : start + _BATCH])
+            for start in range(0, len(members), _BATCH):
+                self.client.zrem(base + "pend", *members[start : start + _BATCH])
 
     def mark_all_pending(self, tenant: str) -> int:
         base = self._base(tenant)

@@ -27,7 +27,8 @@ from pydantic_core import PydanticSerializationError
 
 from ..config import SQLiteSettings
 from ..errors import BackendError, BackendTimeout, BackendUnavailable, InvalidInputError, NotFoundError, SchemaMismatch
-from ..models import Message, check_id
+from ..models import Message, MessageRef, check_id
+from .base import INDEX_UPGRADES, MESSAGE_POINTS_V2
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +63,33 @@ MIGRATIONS: list[str] = [
         json TEXT NOT NULL,
         PRIMARY KEY (tenant, collection, key)
     ) WITHOUT ROWID;
+    """,
+    # v2: a message is (tenant, chat_id, message_id); Telegram ids are per chat. Every message goes
+    # back to the index outbox, and a marker per tenant tells the Indexer to move its points to the
+    # new per-chat point ids (reusing their vectors: nothing is embedded again).
+    f"""
+    CREATE TABLE messages_v2 (
+        tenant TEXT NOT NULL,
+        chat_id TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        user_id TEXT NOT NULL,
+        session_key TEXT NOT NULL,
+        create_time TEXT NOT NULL,
+        json TEXT NOT NULL,
+        indexed INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (tenant, chat_id, message_id)
+    ) WITHOUT ROWID;
+    INSERT INTO messages_v2 (tenant, chat_id, message_id, seq, user_id, session_key, create_time, json, indexed)
+        SELECT tenant, chat_id, message_id, seq, user_id, session_key, create_time, json, 0 FROM messages;
+    INSERT OR IGNORE INTO docs (tenant, collection, key, json)
+        SELECT DISTINCT tenant, '{INDEX_UPGRADES}', '{MESSAGE_POINTS_V2}', '{{"schema":2}}' FROM messages;
+    DROP TABLE messages;
+    ALTER TABLE messages_v2 RENAME TO messages;
+    CREATE INDEX messages_session ON messages (tenant, user_id, session_key, seq);
+    CREATE INDEX messages_seq ON messages (tenant, seq);
+    CREATE INDEX messages_chat ON messages (tenant, chat_id, seq);
+    CREATE INDEX messages_pending ON messages (tenant, indexed, seq);
     """,
 ]
 
@@ -128,6 +156,28 @@ def prefix_end(prefix: str) -> str | None:
         if last < 0x10FFFF:
             return "".join(chars) + chr(last + 1)
     return None
+
+
+def ref_pairs(refs: Sequence[MessageRef]) -> list[tuple[str, str]]:
+    """Refs as plain (chat_id, message_id) tuples; a bare message_id is refused (ids repeat across chats).
+
+    Raises:
+        InvalidInputError: an item that is not a (chat_id, message_id) pair.
+    """
+    out = []
+    for r in refs:
+        if isinstance(r, (str, bytes)) or not isinstance(r, (tuple, list)) or len(r) != 2:
+            raise InvalidInputError(
+                "refs", r, "must be a (chat_id, message_id) pair (message ids are unique per chat only)",
+                "pass MessageRef(chat_id, message_id) or a 2-tuple",
+            )
+        out.append((str(r[0]), str(r[1])))
+    return out
+
+
+def not_stored(tenant: str | None, ref: MessageRef) -> str:
+    where = f" in tenant {tenant!r}" if tenant else ""
+    return f"message_id={ref.message_id!r} of chat_id={ref.chat_id!r} is not stored{where}; add it with put_messages first"
 
 
 def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterator[Sequence[Any]]:
@@ -253,7 +303,7 @@ class SQLiteRecordStore:
 
     # -- messages -------------------------------------------------------------------------------
     def put_messages(self, tenant: str, messages: Sequence[Message]) -> list[bool]:
-        """Insert new messages in one transaction; a stored message_id is left untouched.
+        """Insert new messages in one transaction; a stored (chat_id, message_id) is left untouched.
 
         New messages get ``seq`` (also set on the objects passed in, after the commit).
         """
@@ -269,9 +319,9 @@ class SQLiteRecordStore:
             start = seq
             for original, (msg, data) in zip(messages, rows):
                 cur = conn.execute(
-                    "INSERT OR IGNORE INTO messages (tenant, message_id, seq, user_id, session_key, chat_id,"
+                    "INSERT OR IGNORE INTO messages (tenant, chat_id, message_id, seq, user_id, session_key,"
                     " create_time, json, indexed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)",
-                    (tenant, msg.message_id, seq + 1, msg.user_id, msg.session_key, msg.chat_id,
+                    (tenant, msg.chat_id, msg.message_id, seq + 1, msg.user_id, msg.session_key,
                      msg.create_time.isoformat(), data),
                 )
                 new = cur.rowcount == 1
@@ -291,39 +341,41 @@ class SQLiteRecordStore:
         return result
 
     def update_messages(self, tenant: str, messages: Sequence[Message]) -> None:
-        """Overwrite stored messages by message_id, keeping ``seq`` and the indexed flag.
+        """Overwrite stored messages by (chat_id, message_id), keeping ``seq`` and the indexed flag.
 
         Raises:
-            NotFoundError: a message_id is not stored (nothing is written then).
+            NotFoundError: a message is not stored (nothing is written then).
         """
         tenant = check_tenant(tenant)
         rows = [dump_message(tenant, m) for m in messages]
         with self._write("update_messages") as conn:
             for msg, data in rows:
                 cur = conn.execute(
-                    "UPDATE messages SET user_id = ?, session_key = ?, chat_id = ?, create_time = ?, json = ?"
-                    " WHERE tenant = ? AND message_id = ?",
-                    (msg.user_id, msg.session_key, msg.chat_id, msg.create_time.isoformat(), data,
-                     tenant, msg.message_id),
+                    "UPDATE messages SET user_id = ?, session_key = ?, create_time = ?, json = ?"
+                    " WHERE tenant = ? AND chat_id = ? AND message_id = ?",
+                    (msg.user_id, msg.session_key, msg.create_time.isoformat(), data,
+                     tenant, msg.chat_id, msg.message_id),
                 )
                 if cur.rowcount == 0:
-                    raise NotFoundError(
-                        f"message_id={msg.message_id!r} is not stored in tenant {tenant!r}; "
-                        "add it with put_messages first"
-                    )
+                    raise NotFoundError(not_stored(tenant, msg.ref))
 
-    def get_messages(self, tenant: str, message_ids: Sequence[str]) -> list[Message | None]:
-        tenant = check_tenant(tenant)
-        found: dict[str, Message] = {}
+    def get_messages(self, tenant: str, refs: Sequence[MessageRef]) -> list[Message | None]:
+        tenant, pairs = check_tenant(tenant), ref_pairs(refs)
+        by_chat: dict[str, list[str]] = {}
+        for chat, mid in dict.fromkeys(pairs):
+            by_chat.setdefault(chat, []).append(mid)
+        found: dict[tuple[str, str], Message] = {}
         with self._read("get_messages") as conn:
-            for chunk in _chunks(list(dict.fromkeys(message_ids))):
-                marks = ",".join("?" * len(chunk))
-                for mid, raw, seq in conn.execute(
-                    f"SELECT message_id, json, seq FROM messages WHERE tenant = ? AND message_id IN ({marks})",
-                    (tenant, *chunk),
-                ):
-                    found[mid] = load_message(raw, seq)
-        return [found.get(mid) for mid in message_ids]
+            for chat, message_ids in by_chat.items():  # one primary-key range per chat
+                for chunk in _chunks(message_ids):
+                    marks = ",".join("?" * len(chunk))
+                    for mid, raw, seq in conn.execute(
+                        "SELECT message_id, json, seq FROM messages"
+                        f" WHERE tenant = ? AND chat_id = ? AND message_id IN ({marks})",
+                        (tenant, chat, *chunk),
+                    ):
+                        found[(chat, mid)] = load_message(raw, seq)
+        return [found.get(pair) for pair in pairs]
 
     def window(self, tenant: str, *, user_id: str, session_key: str, limit: int) -> list[Message]:
         tenant, limit = check_tenant(tenant), check_limit(limit)
@@ -370,10 +422,11 @@ class SQLiteRecordStore:
         with self._read("count_messages") as conn:
             return conn.execute(f"SELECT COUNT(*) FROM messages WHERE {where}", params).fetchone()[0]
 
-    def delete_messages(self, tenant: str, *, user_id: str, session_key: str | None = None) -> list[str]:
+    def delete_messages(self, tenant: str, *, user_id: str, session_key: str | None = None) -> list[MessageRef]:
         where, params = self._where(check_tenant(tenant), user_id, session_key, None)
         with self._write("delete_messages") as conn:
-            ids = [r[0] for r in conn.execute(f"SELECT message_id FROM messages WHERE {where} ORDER BY seq", params)]
+            ids = [MessageRef(*r) for r in conn.execute(
+                f"SELECT chat_id, message_id FROM messages WHERE {where} ORDER BY seq", params)]
             conn.execute(f"DELETE FROM messages WHERE {where}", params)
         logger.debug("sqlite delete_messages tenant=%s user=%s deleted=%d", tenant, user_id, len(ids))
         return ids
@@ -386,24 +439,22 @@ class SQLiteRecordStore:
         return [r[0] for r in rows]
 
     # -- indexing outbox ------------------------------------------------------------------------
-    def pending_index(self, tenant: str, limit: int = 1000) -> list[str]:
+    def pending_index(self, tenant: str, limit: int = 1000) -> list[MessageRef]:
         tenant, limit = check_tenant(tenant), check_limit(limit)
         with self._read("pending_index") as conn:
             rows = conn.execute(
-                "SELECT message_id FROM messages WHERE tenant = ? AND indexed = 0 ORDER BY seq LIMIT ?",
+                "SELECT chat_id, message_id FROM messages WHERE tenant = ? AND indexed = 0 ORDER BY seq LIMIT ?",
                 (tenant, limit),
             ).fetchall()
-        return [r[0] for r in rows]
+        return [MessageRef(*r) for r in rows]
 
-    def mark_indexed(self, tenant: str, message_ids: Sequence[str]) -> None:
+    def mark_indexed(self, tenant: str, refs: Sequence[MessageRef]) -> None:
         tenant = check_tenant(tenant)
         with self._write("mark_indexed") as conn:
-            for chunk in _chunks(list(message_ids)):
-                marks = ",".join("?" * len(chunk))
-                conn.execute(
-                    f"UPDATE messages SET indexed = 1 WHERE tenant = ? AND message_id IN ({marks})",
-                    (tenant, *chunk),
-                )
+            conn.executemany(
+                "UPDATE messages SET indexed = 1 WHERE tenant = ? AND chat_id = ? AND message_id = ?",
+                [(tenant, *pair) for pair in ref_pairs(refs)],
+            )
 
     def mark_all_pending(self, tenant: str) -> int:
         tenant = check_tenant(tenant)

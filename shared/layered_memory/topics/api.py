@@ -3,7 +3,7 @@
     mem = LayeredMemory.embedded("./memory", chat_model=llm)      # the model is optional
     mem.add_message(message_id="m1", chat_id="c1", user_id="u1", content="Куда поедем летом?")
     mem.process()                                   # threads queued messages, writes due summaries
-    mem.topics.topic_of("m1"); mem.topics.topic_search("отпуск", chat_id="c1").to_text()
+    mem.topics.topic_of("m1", chat_id="c1"); mem.topics.topic_search("отпуск", chat_id="c1").to_text()
 
 ``register_topics(core)`` (called once by ``LayeredMemory.from_stores``) adds a write hook (enqueue
 durably in the RecordStore + the recent-message cache: milliseconds), a processor (threading,
@@ -26,8 +26,8 @@ from .._async import async_twins
 from ..context import MemoryLine
 from ..errors import InvalidInputError, NotFoundError
 from ..index.collection import IndexedCollection
-from ..indexing import point_id
-from ..models import Message, SearchResult, Topic, TopicSummary, check_id, iso, parse_time, utcnow
+from ..indexing import message_point_id
+from ..models import Message, MessageRef, SearchResult, Topic, TopicSummary, check_id, iso, parse_time, utcnow
 from ..retrieval.fusion import rrf
 from .cache import InProcessRecentCache, RecentCache, RedisRecentCache
 from .llm import ModelCaller, UsageMeter
@@ -139,30 +139,30 @@ class TopicRuntime:
                         hook(tenant, doc)
                 store.done_jobs([topic_id])
 
-    def _vectors(self, tenant: str, msgs: Sequence[Message]) -> dict[str, list[float]]:
+    def _vectors(self, tenant: str, msgs: Sequence[Message]) -> dict[MessageRef, list[float]]:
         core = self.core
         if core.embedder is None or not msgs:
             return {}
-        vecs: dict[str, list[float]] = {}
+        vecs: dict[MessageRef, list[float]] = {}
         # The index's vectors can be reused only when they embed the message alone: with the
         # "neighbour" context they also carry the previous turn, which would pull the first
         # message of a new topic into the old one. Then the message is embedded again, here,
         # off the write path.
         if core.index is not None and core.indexer.context != "neighbour":
-            ids = [point_id(tenant, "message", m.message_id) for m in msgs]
+            ids = [message_point_id(tenant, m.ref) for m in msgs]
             try:
                 hits, _ = core.index.scroll(
                     core.indexer.collection, filter=models.Filter(must=[models.HasIdCondition(has_id=ids)]),
                     limit=len(ids), with_vectors=True,
                 )
-                vecs = {h.payload.get("message_id"): h.dense for h in hits if h.dense}
+                vecs = {MessageRef(h.payload.get("chat_id"), h.payload.get("message_id")): h.dense for h in hits if h.dense}
             except Exception as exc:
                 logger.warning("reading message vectors failed (%s); embedding again", type(exc).__name__)
-        missing = [m for m in msgs if m.message_id not in vecs]
+        missing = [m for m in msgs if m.ref not in vecs]
         if missing:
             try:
                 for m, v in zip(missing, core.embedder.embed_documents([m.content for m in missing])):
-                    vecs[m.message_id] = v
+                    vecs[m.ref] = v
             except Exception as exc:  # thread by terms
                 logger.warning("embedder failed (%s); threading %d messages by BM25 terms", type(exc).__name__, len(missing))
         return vecs
@@ -171,8 +171,8 @@ class TopicRuntime:
         """Leave out messages a stopped run already threaded (membership written): at least once, never twice."""
         with_topic = [m for m in msgs if m.topic_id]
         keys = [f"{m.topic_id}|{seq_key(m.seq)}" for m in with_topic]
-        done = {m.message_id for m, d in zip(with_topic, self.core.records.get_docs(tenant, TOPIC_MSGS, keys) if keys else []) if d}
-        return [m for m in msgs if m.message_id not in done]
+        done = {m.ref for m, d in zip(with_topic, self.core.records.get_docs(tenant, TOPIC_MSGS, keys) if keys else []) if d}
+        return [m for m in msgs if m.ref not in done]
 
     def thread_batch(self, tenant: str) -> int:
         """Thread the next batch of queued messages. Returns how many were threaded."""
@@ -181,28 +181,28 @@ class TopicRuntime:
         items = store.queued(self.settings.batch_size)
         if not items:
             return 0
-        ids = [d["message_id"] for _, d in items]
-        msgs = [m for m in core.records.get_messages(tenant, ids) if m is not None]
+        refs = [MessageRef(d["chat_id"], d["message_id"]) for _, d in items]
+        msgs = [m for m in core.records.get_messages(tenant, refs) if m is not None]
         fresh = self._unthreaded(tenant, msgs)
         vecs = self._vectors(tenant, fresh)
         th = Threader(store, core.analyzer, self.settings, self.caller(), embedder=core.embedder)
         for m in sorted(fresh, key=lambda m: m.seq or 0):
-            th.thread(m, vecs.get(m.message_id))
+            th.thread(m, vecs.get(m.ref))
         updated = []
         for m in fresh:
-            topic_id = th.assigned.get(m.message_id)
+            topic_id = th.assigned.get(m.ref)
             if topic_id:
                 updated.append(m.model_copy(update={"topic_id": topic_id}))
         with core.write_lock:
             th.flush()
-            still = {m.message_id for m in core.records.get_messages(tenant, [m.message_id for m in updated]) if m is not None}
-            updated = [m for m in updated if m.message_id in still]  # deleted meanwhile: nothing to update
+            still = {m.ref for m in core.records.get_messages(tenant, [m.ref for m in updated]) if m is not None}
+            updated = [m for m in updated if m.ref in still]  # deleted meanwhile: nothing to update
             if updated:
                 core.records.update_messages(tenant, updated)
             if core.index is not None:
                 by_topic: dict[str, list[str]] = {}
                 for m in updated:
-                    by_topic.setdefault(m.topic_id, []).append(point_id(tenant, "message", m.message_id))  # type: ignore[arg-type]
+                    by_topic.setdefault(m.topic_id, []).append(message_point_id(tenant, m.ref))  # type: ignore[arg-type]
                 for topic_id, pids in by_topic.items():
                     try:
                         core.index.set_payload(core.indexer.collection, pids, {"topic_id": topic_id})
@@ -323,19 +323,20 @@ class Topics:
         docs.sort(key=lambda d: (d["create_time"], d.get("first_seq", 0)))
         return [_to_topic(d) for d in docs]
 
-    def topic_of(self, message_id: str) -> str | None:
-        """The topic a message was threaded into (None while it waits in the queue)."""
-        m = self.mem.get_messages([message_id])[0]
+    def topic_of(self, message_id: str, *, chat_id: str) -> str | None:
+        """The topic message ``message_id`` of chat ``chat_id`` was threaded into (None while it waits
+        in the queue, or when it is not stored or not visible to this handle)."""
+        m = self.mem.get_messages([message_id], chat_id=chat_id)[0]
         return m.topic_id if m is not None else None
 
     def messages(self, topic_id: str, *, start: datetime | str | None = None, end: datetime | str | None = None, limit: int = 100) -> list[Message]:
         """The topic's original messages, optionally within a time range, oldest first (seed 3.4.2)."""
-        self._topic_doc(topic_id)
+        doc = self._topic_doc(topic_id)
         s = parse_time("start", start) if start is not None else None
         e = parse_time("end", end) if end is not None else None
         rows = self.store.members(topic_id, start=s, end=e)[:limit]
         reader = MessageReader(self.mem.records, self.mem.tenant_id, self.rt.cache)
-        msgs = [m for m in reader.get([r["id"] for r in rows]) if m is not None]
+        msgs = [m for m in reader.get(self.store.member_refs(doc, rows)) if m is not None]
         return msgs
 
     def close_idle(self, now: datetime | str | None = None) -> int:
@@ -351,14 +352,27 @@ class Topics:
         msgs = cache.recent(self.mem.tenant_id, chat_id, limit) if cache is not None else []
         return [m for m in msgs if not self.mem.bound_user or m.user_id == self.mem.bound_user]
 
-    def recall(self, message: str | Message, *, max_messages: int | None = None) -> list[Message]:
-        """Seed 2.4.3 for a stored message (or its id): reply chain (depth ``reply_chain_depth``), the topic's
-        messages, then the chat's latest to fill up; chronological, at most ``max_messages``."""
+    def recall(self, message: str | Message, *, chat_id: str | None = None, max_messages: int | None = None) -> list[Message]:
+        """Seed 2.4.3 for a stored message (or its id with ``chat_id``): reply chain (depth
+        ``reply_chain_depth``), the topic's messages, then the chat's latest to fill up;
+        chronological, at most ``max_messages``.
+
+        Raises:
+            InvalidInputError: a message id without ``chat_id`` (ids are unique per chat only).
+            NotFoundError: the message is not stored (or not visible to this handle).
+        """
         reader = MessageReader(self.mem.records, self.mem.tenant_id, self.rt.cache)
         if isinstance(message, str):
-            found = self.mem.get_messages([message])[0]
+            if chat_id is None:
+                raise InvalidInputError(
+                    "chat_id", None, "is required with a message id (message ids are unique per chat)",
+                    f"call recall({message!r}, chat_id=...) or pass the Message",
+                )
+            found = self.mem.get_messages([message], chat_id=chat_id)[0]
             if found is None:
-                raise NotFoundError(f"message_id={message!r} is not stored; add it with mem.add_message first")
+                raise NotFoundError(
+                    f"message_id={message!r} of chat_id={chat_id!r} is not stored; add it with mem.add_message first"
+                )
             message = found
         s = self.rt.settings
         bound = self.mem.bound_user
@@ -448,6 +462,7 @@ class Topics:
             doc = docs.get(tid)
             if doc is None or not self._visible(doc) or (uid and uid not in doc.get("user_ids", [])):
                 continue
+            # hits carry their topic_id, so they are in the topic's chat, as its membership rows are
             want = list(dict.fromkeys(hits_by_topic.get(tid, [])))[:messages_per_topic]
             if len(want) < messages_per_topic:
                 rows = self.store.members(tid)
@@ -456,7 +471,8 @@ class Topics:
                         break
                     if r["id"] not in want and (not self.mem.bound_user or r.get("u") == self.mem.bound_user):
                         want.append(r["id"])
-            msgs = sorted((m for m in reader.get(want) if m is not None), key=lambda m: (m.create_time, m.seq or 0))
+            refs = [MessageRef(doc["chat_id"], mid) for mid in want]
+            msgs = sorted((m for m in reader.get(refs) if m is not None), key=lambda m: (m.create_time, m.seq or 0))
             summ = latest.get(tid)
             out.append(TopicHit(
                 topic_id=tid, title=doc["title"], chat_id=doc["chat_id"], score=score,

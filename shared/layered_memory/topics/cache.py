@@ -3,7 +3,7 @@
 Two implementations of one small protocol:
 
 * :class:`RedisRecentCache` keeps the seed's layout, per tenant and Redis Cluster-safe (one hash tag
-  per tenant): ``{prefix:tenant}:rc:m:<message_id>`` (STRING, message JSON, ``EX ttl``) and
+  per tenant): ``{prefix:tenant}:rc:m:<chat_id>|<message_id>`` (STRING, message JSON, ``EX ttl``) and
   ``{prefix:tenant}:rc:c:<chat_id>`` (ZSET of message ids scored by create time, ``EXPIRE ttl``,
   trimmed to the newest ``size`` with ``ZREMRANGEBYRANK 0 -(size+1)``). One pipeline per batch.
 * :class:`InProcessRecentCache` does the same in a dict, for the embedded mode.
@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from ..models import Message
+from ..models import Message, MessageRef
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +37,8 @@ class RecentCache(Protocol):
     def recent(self, tenant: str, chat_id: str, limit: int) -> list[Message]:
         """The chat's newest ``limit`` cached messages, oldest first."""
 
-    def get(self, tenant: str, message_ids: Sequence[str]) -> list[Message | None]: ...
+    def get(self, tenant: str, refs: Sequence[MessageRef]) -> list[Message | None]:
+        """Cached messages by (chat_id, message_id), None where not cached."""
 
     def clear(self, tenant: str) -> None: ...
 
@@ -49,23 +50,23 @@ class InProcessRecentCache:
         self.size = size
         self.ttl = ttl
         self._chats: dict[tuple[str, str], OrderedDict[str, float]] = {}
-        self._msgs: dict[tuple[str, str], tuple[Message, float]] = {}
+        self._msgs: dict[tuple[str, str, str], tuple[Message, float]] = {}  # (tenant, chat, message_id)
         self._lock = threading.Lock()
 
     def push(self, tenant: str, messages: Sequence[Message]) -> None:
         now = time.monotonic()
         with self._lock:
             for m in messages:
-                self._msgs[(tenant, m.message_id)] = (m, now + self.ttl)
+                self._msgs[(tenant, m.chat_id, m.message_id)] = (m, now + self.ttl)
                 chat = self._chats.setdefault((tenant, m.chat_id), OrderedDict())
                 chat[m.message_id] = m.create_time.timestamp()
                 if len(chat) > self.size:
                     for mid, _ in sorted(chat.items(), key=lambda kv: kv[1])[: len(chat) - self.size]:
                         del chat[mid]
-                        self._msgs.pop((tenant, mid), None)
+                        self._msgs.pop((tenant, m.chat_id, mid), None)
 
-    def _alive(self, tenant: str, mid: str, now: float) -> Message | None:
-        entry = self._msgs.get((tenant, mid))
+    def _alive(self, tenant: str, chat_id: str, mid: str, now: float) -> Message | None:
+        entry = self._msgs.get((tenant, chat_id, mid))
         if entry is None or entry[1] < now:
             return None
         return entry[0]
@@ -75,12 +76,12 @@ class InProcessRecentCache:
         with self._lock:
             chat = self._chats.get((tenant, chat_id)) or {}
             ids = [mid for mid, _ in sorted(chat.items(), key=lambda kv: kv[1])][-limit:] if limit > 0 else []
-            return [m for m in (self._alive(tenant, i, now) for i in ids) if m is not None]
+            return [m for m in (self._alive(tenant, chat_id, i, now) for i in ids) if m is not None]
 
-    def get(self, tenant: str, message_ids: Sequence[str]) -> list[Message | None]:
+    def get(self, tenant: str, refs: Sequence[MessageRef]) -> list[Message | None]:
         now = time.monotonic()
         with self._lock:
-            return [self._alive(tenant, i, now) for i in message_ids]
+            return [self._alive(tenant, str(r[0]), str(r[1]), now) for r in refs]
 
     def clear(self, tenant: str) -> None:
         with self._lock:
@@ -115,7 +116,7 @@ class RedisRecentCache:
         pipe = self.client.pipeline(transaction=False)
         chats = set()
         for m in messages:
-            pipe.set(f"{t}m:{m.message_id}", m.model_dump_json(), ex=self.ttl)
+            pipe.set(f"{t}m:{m.chat_id}|{m.message_id}", m.model_dump_json(), ex=self.ttl)
             pipe.zadd(f"{t}c:{m.chat_id}", {m.message_id: m.create_time.timestamp()})
             chats.add(m.chat_id)
         for chat in chats:
@@ -133,13 +134,13 @@ class RedisRecentCache:
         ids = [i.decode() if isinstance(i, bytes) else i for i in self.client.zrange(f"{t}c:{chat_id}", -limit, -1)]
         if not ids:
             return []
-        return [m for m in self._load(self.client.mget([f"{t}m:{i}" for i in ids])) if m is not None]
+        return [m for m in self._load(self.client.mget([f"{t}m:{chat_id}|{i}" for i in ids])) if m is not None]
 
-    def get(self, tenant: str, message_ids: Sequence[str]) -> list[Message | None]:
-        if not message_ids:
+    def get(self, tenant: str, refs: Sequence[MessageRef]) -> list[Message | None]:
+        if not refs:
             return []
         t = self._t(tenant)
-        return self._load(self.client.mget([f"{t}m:{i}" for i in message_ids]))
+        return self._load(self.client.mget([f"{t}m:{r[0]}|{r[1]}" for r in refs]))
 
     def clear(self, tenant: str) -> None:
         keys = list(self.client.scan_iter(match=f"{self._t(tenant)}*", count=1000))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 
-from ..models import Message
+from ..models import Message, MessageRef
 from ..stores.base import RecordStore
 from .cache import RecentCache
 from .store import TopicStore
@@ -20,21 +20,21 @@ TOPIC_MESSAGES = 20
 
 
 class MessageReader:
-    """Messages by id, by topic, and the chat's latest, through the cache."""
+    """Messages by ref (chat_id, message_id), by topic, and the chat's latest, through the cache."""
 
     def __init__(self, records: RecordStore, tenant: str, cache: RecentCache | None) -> None:
         self.records = records
         self.tenant = tenant
         self.cache = cache
 
-    def get(self, message_ids: Sequence[str]) -> list[Message | None]:
-        if not message_ids:
+    def get(self, refs: Sequence[MessageRef]) -> list[Message | None]:
+        if not refs:
             return []
-        out: list[Message | None] = self.cache.get(self.tenant, message_ids) if self.cache is not None else [None] * len(message_ids)
-        missing = [i for i, m in zip(message_ids, out) if m is None]
+        out: list[Message | None] = self.cache.get(self.tenant, refs) if self.cache is not None else [None] * len(refs)
+        missing = [r for r, m in zip(refs, out) if m is None]
         if missing:
-            found = {m.message_id: m for m in self.records.get_messages(self.tenant, missing) if m is not None}
-            out = [m if m is not None else found.get(i) for i, m in zip(message_ids, out)]
+            found = {m.ref: m for m in self.records.get_messages(self.tenant, missing) if m is not None}
+            out = [m if m is not None else found.get(MessageRef(*r)) for r, m in zip(refs, out)]
         return out
 
     def latest(self, chat_id: str, limit: int, *, before_seq: int | None = None) -> list[Message]:
@@ -56,25 +56,28 @@ class MessageReader:
         return []
 
 
-def reply_chain(get: Callable[[Sequence[str]], list[Message | None]], message_id: str, max_depth: int = 5) -> list[Message]:
-    """Follow ``reply_message_id`` from ``message_id`` up to ``max_depth`` messages; oldest first."""
+def reply_chain(get: Callable[[Sequence[MessageRef]], list[Message | None]], ref: MessageRef, max_depth: int = 5) -> list[Message]:
+    """Follow ``reply_message_id`` (within the chat) from ``ref`` up to ``max_depth`` messages; oldest first."""
     out: list[Message] = []
-    current: str | None = message_id
-    seen: set[str] = set()
+    current: MessageRef | None = MessageRef(*ref)
+    seen: set[MessageRef] = set()
     while current and len(out) < max_depth and current not in seen:
         seen.add(current)
         msg = get([current])[0]
         if msg is None:
             break
         out.append(msg)
-        current = msg.reply_message_id
+        current = msg.reply_ref
     out.sort(key=lambda m: (m.create_time, m.seq or 0))
     return out
 
 
 def topic_messages(reader: MessageReader, store: TopicStore, topic_id: str, limit: int = TOPIC_MESSAGES) -> list[Message]:
+    topic = store.get([topic_id])[0]
+    if topic is None:
+        return []
     rows = store.members(topic_id)[-limit:]
-    return [m for m in reader.get([r["id"] for r in rows]) if m is not None]
+    return [m for m in reader.get(store.member_refs(topic, rows)) if m is not None]
 
 
 def short_term(
@@ -82,18 +85,18 @@ def short_term(
     topic_id: str | None = None, visible: Callable[[Message], bool] | None = None,
 ) -> list[Message]:
     """Seed 2.4.3: reply chain + topic messages + time-window fill, chronological, capped."""
-    found: dict[str, Message] = {}
-    if message.reply_message_id:
-        for m in reply_chain(reader.get, message.reply_message_id, max_depth):
-            found[m.message_id] = m
+    found: dict[MessageRef, Message] = {}
+    if message.reply_ref is not None:
+        for m in reply_chain(reader.get, message.reply_ref, max_depth):
+            found[m.ref] = m
     topic_id = topic_id or message.topic_id
     if topic_id:
         for m in topic_messages(reader, store, topic_id, TOPIC_MESSAGES):
-            found[m.message_id] = m
+            found[m.ref] = m
     if len(found) < max_messages:
         for m in reader.latest(message.chat_id, max_messages - len(found) + 1, before_seq=message.seq):
-            found.setdefault(m.message_id, m)
-    found.pop(message.message_id, None)
+            found.setdefault(m.ref, m)
+    found.pop(message.ref, None)
     out = [m for m in found.values() if visible is None or visible(m)]
     out.sort(key=lambda m: (m.create_time, m.seq or 0))
     return out[-max_messages:]

@@ -14,6 +14,9 @@ collection                key                                    value
 ``topic_chats``           ``<chat_id>``                          the chat's latest topic and clock
 ========================  =====================================  ==========================================
 
+A topic lives in one chat, so the message ids it keeps (``topic_msgs`` rows, ``recent``) resolve in
+the topic's ``chat_id``: a message is ``(chat_id, message_id)``, ids repeat across chats.
+
 The queue lives in the RecordStore, so a process that stops mid-way loses nothing: the next
 ``process()`` picks up where it stopped (at least once; a message already threaded is skipped).
 """
@@ -24,7 +27,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from ..models import iso, parse_time
+from ..models import MessageRef, iso, parse_time
 from ..stores.base import RecordStore
 
 TOPICS = "topics"
@@ -51,7 +54,7 @@ class TopicStore:
 
     # -- queue ------------------------------------------------------------------------------
     def enqueue(self, items: Sequence[tuple[int | None, str, str]]) -> None:
-        """Queue (seq, message_id, chat_id) for threading."""
+        """Queue (seq, message_id, chat_id) for threading (seq is unique in the tenant: so is the key)."""
         if items:
             self.records.put_docs(self.tenant, QUEUE, {f"{seq_key(s)}|{mid}": {"message_id": mid, "chat_id": c} for s, mid, c in items})
 
@@ -130,6 +133,10 @@ class TopicStore:
                     continue
             out.append({**row, "seq": int(key.rsplit("|", 1)[1])})
         return out[:limit] if limit < _ALL else out
+
+    def member_refs(self, topic: dict[str, Any], rows: Sequence[dict[str, Any]]) -> list[MessageRef]:
+        """The messages of membership rows, in the topic's chat."""
+        return [MessageRef(topic["chat_id"], r["id"]) for r in rows]
 
     def member_count(self, topic_id: str) -> int:
         return self.records.count_docs(self.tenant, TOPIC_MSGS, prefix=f"{topic_id}|")

@@ -111,8 +111,7 @@ class Summarizer:
         rows = self.store.members(topic["topic_id"])
         total = len(rows)
         rows = rows[-self.settings.summary_max_messages :]
-        ids = [r["id"] for r in rows]
-        msgs = [m for m in self.store.records.get_messages(self.store.tenant, ids) if m is not None]
+        msgs = [m for m in self.store.records.get_messages(self.store.tenant, self.store.member_refs(topic, rows)) if m is not None]
         msgs.sort(key=lambda m: (m.create_time, m.seq or 0))
         return msgs, total
 

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ..config import TopicSettings
-from ..models import Message, iso, parse_time
+from ..models import Message, MessageRef, iso, parse_time
 from ..retrieval.analyzer import Analyzer
 from .llm import ModelCaller
 from .store import TopicStore
@@ -252,8 +252,8 @@ class Threader:
         self.chats: dict[str, dict[str, Any]] = {}
         self.members: list[tuple[str, int | None, str, str, str]] = []
         self.jobs: dict[str, str] = {}
-        self.decisions: dict[str, Decision] = {}
-        self.assigned: dict[str, str] = {}  # message_id -> topic_id (this batch)
+        self.decisions: dict[MessageRef, Decision] = {}
+        self.assigned: dict[MessageRef, str] = {}  # (chat_id, message_id) -> topic_id (this batch)
 
     # -- working set --------------------------------------------------------------------------
     def _topic(self, topic_id: str) -> dict[str, Any] | None:
@@ -302,8 +302,8 @@ class Threader:
         topic = self._topic(decision.topic_id)  # type: ignore[arg-type]
         self._join(topic, msg, vector, terms)  # type: ignore[arg-type]
         chat.update({"clock": iso(clock), "latest": topic["topic_id"], "latest_time": iso(msg.create_time)})  # type: ignore[index]
-        self.decisions[msg.message_id] = decision
-        self.assigned[msg.message_id] = decision.topic_id  # type: ignore[assignment]
+        self.decisions[msg.ref] = decision
+        self.assigned[msg.ref] = decision.topic_id  # type: ignore[assignment]
         return decision
 
     def _decide(self, msg: Message, vector: Sequence[float] | None, terms: list[str], chat: dict[str, Any]) -> Decision:
@@ -312,10 +312,10 @@ class Threader:
             if self._topic(msg.topic_id) is None:
                 self._new_topic(msg, topic_id=msg.topic_id)
             return Decision(msg.topic_id, "explicit", 1.0)
-        if msg.reply_message_id:
-            parent_topic = self.assigned.get(msg.reply_message_id)
+        if msg.reply_ref is not None:  # the replied-to message is in the same chat
+            parent_topic = self.assigned.get(msg.reply_ref)
             if parent_topic is None:
-                parent = self.store.records.get_messages(self.store.tenant, [msg.reply_message_id])[0]
+                parent = self.store.records.get_messages(self.store.tenant, [msg.reply_ref])[0]
                 parent_topic = parent.topic_id if parent is not None else None
             if parent_topic and self._topic(parent_topic) is not None:
                 return Decision(parent_topic, "reply", 1.0)
@@ -352,9 +352,13 @@ class Threader:
 
     def _recent_messages(self, topics: Sequence[dict[str, Any]]) -> dict[str, list[Message]]:
         n = self.settings.decision_messages
-        ids = [mid for t in topics for mid in (t.get("recent") or [])[-n:]] if n else []
-        found = {m.message_id: m for m in self.store.records.get_messages(self.store.tenant, ids) if m is not None} if ids else {}
-        return {t["topic_id"]: [found[i] for i in (t.get("recent") or [])[-n:] if i in found] for t in topics}
+        # a topic lives in one chat: its recent message ids resolve there
+        refs = [MessageRef(t["chat_id"], mid) for t in topics for mid in (t.get("recent") or [])[-n:]] if n else []
+        found = {m.ref: m for m in self.store.records.get_messages(self.store.tenant, refs) if m is not None} if refs else {}
+        return {
+            t["topic_id"]: [found[r] for r in (MessageRef(t["chat_id"], i) for i in (t.get("recent") or [])[-n:]) if r in found]
+            for t in topics
+        }
 
     def _title(self, content: str) -> str:
         if self.caller.available:
