@@ -36,9 +36,10 @@ class LayeredChatMessageHistory(BaseChatMessageHistory):
         mode: ``"messages"`` = the stored messages (``window`` = only the last N); ``"context"`` = the
             assembled context of ``get_context_for_user`` (with ``query``, ``include_vector``, ``max_tokens``).
 
-    Messages keep their ``id`` (a generated one when missing), so adding the same message twice stores
-    it once. Engine fields come back in ``response_metadata["layered_memory"]``; ``create_time``,
-    ``user_name``, ``reply_message_id``, ``root_message_id`` and ``metadata`` are read from a message's
+    Messages keep their ``id``, so adding the same message twice stores it once; a message without
+    an id is stored with a generated one, and the caller's object is never changed. Engine fields
+    come back in ``response_metadata["layered_memory"]``; ``create_time``, ``user_name``,
+    ``reply_message_id``, ``root_message_id`` and ``metadata`` are read from a message's
     ``additional_kwargs`` (or ``response_metadata``) when it is written.
 
     Raises:
@@ -107,14 +108,16 @@ class LayeredChatMessageHistory(BaseChatMessageHistory):
 
     # -- writing ------------------------------------------------------------------------------------
     def _records(self, messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
-        records = [to_record(m, user_id=self.user_id, session_id=self.session_id, chat_id=self.chat_id) for m in messages]
-        for m, r in zip(messages, records):
-            if not m.id:  # as LangGraph's add_messages does: a retry of the same object is then a no-op
-                m.id = r["message_id"]
-        return records
+        # The caller's messages are never changed (RunnableWithMessageHistory hands us the model's own
+        # output): a message without an id gets a generated one on the stored record only.
+        return [to_record(m, user_id=self.user_id, session_id=self.session_id, chat_id=self.chat_id) for m in messages]
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
-        """Store messages atomically (all or none); a message whose id is already stored is skipped."""
+        """Store messages atomically (all or none); a message whose id is already stored is skipped.
+
+        ``messages`` are left as they are; the stored copies of messages without an id get a
+        generated one (``messages`` reads them back with it), so adding such a message twice stores it
+        twice, as ``InMemoryChatMessageHistory`` does."""
         records = self._records(messages)
         if records:
             self.memory.add_messages(records)

@@ -66,13 +66,12 @@ def test_round_trip_keeps_types_ids_and_metadata(mem):
 
 def test_ids_are_stable_and_writes_idempotent(mem):
     hist = LayeredChatMessageHistory(mem, user_id="u1", session_id="s1")
-    msg = HumanMessage("no id yet")
+    msg = HumanMessage("has an id", id="fixed-1")
     hist.add_messages([msg])
-    assert msg.id  # the generated id is set on the message, so a retry is a no-op
-    hist.add_messages([msg])
+    hist.add_messages([msg])  # a retry of a message with an id is a no-op
     hist.add_user_message("second")
-    assert [m.content for m in hist.messages] == ["no id yet", "second"]
-    assert hist.messages[0].id == msg.id
+    assert [m.content for m in hist.messages] == ["has an id", "second"]
+    assert hist.messages[0].id == "fixed-1" and hist.messages[1].id  # the stored copy got a generated id
 
 
 def test_sessions_and_users_are_separate_and_clear(mem):
