@@ -142,14 +142,3 @@ def context_to_chat(context: Sequence[ContextMessage], stored: Mapping[tuple[str
             out.append(ChatMessage(role=item.role, content=item.content))
     return out
 
-
-def drop_leading_replies(messages: list[ChatMessage]) -> list[ChatMessage]:
-    """Remove assistant and tool messages that open the conversation part (after the leading
-    system messages), so history never starts with a reply or an orphaned tool result."""
-    i = 0
-    while i < len(messages) and role_value(messages[i]) == "system":
-        i += 1
-    j = i
-    while j < len(messages) and engine_role(messages[j]) in ("assistant", "tool"):
-        j += 1
-    return messages[:i] + messages[j:]

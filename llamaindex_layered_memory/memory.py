@@ -27,14 +27,19 @@ from llama_index.core.llms.llm import LLM
 from llama_index.core.memory.types import BaseMemory
 from llama_index.core.utils import get_tokenizer
 
-from ._convert import context_to_chat, drop_leading_replies, from_engine, message_text, role_value, to_engine
+from ._convert import context_to_chat, from_engine, to_engine
+from ._window import buffer_counter, pack
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_TOKEN_LIMIT = 3000
 DEFAULT_SESSION_ID = "chat_history"  # ChatMemoryBuffer's default chat_store_key
 CONTEXT_WINDOW_RATIO = 0.75  # as ChatMemoryBuffer: 3/4 of the LLM's context window
-_FIT_ATTEMPTS = 3
+_UNBOUNDED = 10**9  # the engine returns every block; the adapter fits them with the buffer's count
+_HEAD = ("summary", "user_data")
+_TAIL = ("memory", "conversation_memory")
+
+__all__ = ["LayeredChatMemory"]
 
 
 def bind_user(mem: Any, user_id: str | None, *, who: str) -> LayeredMemory:
@@ -53,10 +58,10 @@ def bind_user(mem: Any, user_id: str | None, *, who: str) -> LayeredMemory:
     return mem if mem.bound_user == user_id else mem.for_user(user_id)
 
 
-
 def _window_refs(context: Sequence[ContextMessage]) -> list[tuple[str, str]]:
     """(chat_id, message_id) of the window messages: their stored records carry the original form."""
     return [(c.chat_id, c.message_id) for c in context if c.kind == "window" and c.message_id and c.chat_id]
+
 
 class LayeredChatMemory(BaseMemory):
     """Chat memory for chat engines and agents, stored and assembled by layered-memory.
@@ -65,7 +70,8 @@ class LayeredChatMemory(BaseMemory):
         mem: the engine handle (a tenant handle; bound to ``user_id`` here).
         user_id: whose memory this is (defaults to ``mem``'s bound user).
         session_id: the conversation (engine ``chat_id``/``session_key``).
-        token_limit: the budget of ``get()`` (minus ``initial_token_count``).
+        token_limit: the budget of ``get()`` (minus ``initial_token_count``), counted as
+            ``ChatMemoryBuffer`` counts it.
         include_vector: add the "Relevant memory" blocks (needs an embedder).
         tokenizer_fn: counts tokens as chat engines do (default: LlamaIndex's tokenizer).
     """
@@ -145,74 +151,48 @@ class LayeredChatMemory(BaseMemory):
 
     # -- reading ------------------------------------------------------------------------------
     def _budget(self, initial_token_count: int) -> int:
-        budget = self.token_limit - (initial_token_count or 0)
-        if budget <= 0:
+        if (initial_token_count or 0) > self.token_limit:
             raise ValueError(
-                f"initial_token_count={initial_token_count} leaves no room in token_limit={self.token_limit}; "
+                f"initial_token_count={initial_token_count} exceeds token_limit={self.token_limit}; "
                 "raise token_limit or shorten the prefix messages / system prompt"
             )
-        return budget
+        return self.token_limit - (initial_token_count or 0)
 
-    def _tokens(self, messages: Sequence[ChatMessage]) -> int:
-        return len(self.tokenizer_fn(" ".join(message_text(m) for m in messages)))
+    def _query(self, input: str | None) -> dict[str, Any]:
+        return {"query": input or None, "include_vector": self.include_vector, "max_tokens": _UNBOUNDED}
 
-    def _assemble(self, context: Sequence[ContextMessage], stored: Sequence[Message | None]) -> list[ChatMessage]:
+    def _fit(self, context: Sequence[ContextMessage], stored: Sequence[Message | None], budget: int) -> list[ChatMessage]:
+        """The context within ``budget``, counted and trimmed as ChatMemoryBuffer does (see ``_window``)."""
         by_id = {m.ref: m for m in stored if m is not None}
-        return drop_leading_replies(context_to_chat(context, by_id))
-
-    def _next_budget(self, messages: list[ChatMessage], budget: int, asked: int) -> int | None:
-        """None when ``messages`` fit; else a smaller engine budget to ask for."""
-        used = self._tokens(messages)
-        if used <= budget:
-            return None
-        return max(1, int(asked * budget / used) - 1)
-
-    def _last_resort(self, messages: list[ChatMessage], budget: int) -> list[ChatMessage]:
-        """Drop the oldest non-system messages, then system blocks, keeping the newest message
-        (ChatMemoryBuffer returns the last message even when it alone is over the limit)."""
-        msgs = list(messages)
-        while len(msgs) > 1 and self._tokens(msgs) > budget:
-            idx = next((i for i, m in enumerate(msgs[:-1]) if role_value(m) != "system"), 0)
-            msgs.pop(idx)
-            msgs = drop_leading_replies(msgs) or msgs[-1:]
-        return msgs
+        chat = context_to_chat(context, by_id)
+        parts: dict[str, list[ChatMessage]] = {"head": [], "window": [], "tail": []}
+        for item, message in zip(context, chat):
+            parts["head" if item.kind in _HEAD else "tail" if item.kind in _TAIL else "window"].append(message)
+        # a window as long as short_term_window may be a cut of a longer session: never open it with a reply
+        trimmed = len(parts["window"]) >= self._mem.settings.memory.short_term_window
+        return pack(parts["head"], parts["window"], parts["tail"], budget, buffer_counter(self.tokenizer_fn), trimmed=trimmed)
 
     def get(self, input: str | None = None, initial_token_count: int = 0, **kwargs: Any) -> list[ChatMessage]:
         """The assembled context for the next LLM call, within ``token_limit - initial_token_count``.
 
+        The conversation window is trimmed exactly as ``ChatMemoryBuffer.get`` trims its history
+        (same tokenizer, same count, same drop rule; the newest message is returned whole even when
+        it alone is over the limit); summary, user data and relevant memory share the budget.
         ``input`` (the pending user message, as CondensePlusContextChatEngine passes it) is the
         query of the relevant-memory blocks; otherwise the last user message is. Other keyword
         arguments chat engines and ``Memory`` pass are accepted and ignored.
         """
         budget = self._budget(initial_token_count)
-        asked = budget
-        for _ in range(_FIT_ATTEMPTS):
-            context = self._mem.get_context_for_user(
-                None, self.session_id, query=input or None, include_vector=self.include_vector, max_tokens=asked
-            )
-            stored = self._mem.get_messages(_window_refs(context))
-            messages = self._assemble(context, stored)
-            smaller = self._next_budget(messages, budget, asked)
-            if smaller is None:
-                return messages
-            asked = smaller
-        return self._last_resort(messages, budget)
+        context = self._mem.get_context_for_user(None, self.session_id, **self._query(input))
+        stored = self._mem.get_messages(_window_refs(context))
+        return self._fit(context, stored, budget)
 
     async def aget(self, input: str | None = None, initial_token_count: int = 0, **kwargs: Any) -> list[ChatMessage]:
         """Async :meth:`get` over the engine's async twins."""
         budget = self._budget(initial_token_count)
-        asked = budget
-        for _ in range(_FIT_ATTEMPTS):
-            context = await self._mem.aget_context_for_user(
-                None, self.session_id, query=input or None, include_vector=self.include_vector, max_tokens=asked
-            )
-            stored = await self._mem.aget_messages(_window_refs(context))
-            messages = self._assemble(context, stored)
-            smaller = self._next_budget(messages, budget, asked)
-            if smaller is None:
-                return messages
-            asked = smaller
-        return self._last_resort(messages, budget)
+        context = await self._mem.aget_context_for_user(None, self.session_id, **self._query(input))
+        stored = await self._mem.aget_messages(_window_refs(context))
+        return self._fit(context, stored, budget)
 
     def get_all(self) -> list[ChatMessage]:
         """Every stored message of the session, oldest first, as they were put."""
@@ -291,5 +271,3 @@ class LayeredChatMemory(BaseMemory):
         with self._lock:
             self._count = 0
 
-
-__all__ = ["LayeredChatMemory"]

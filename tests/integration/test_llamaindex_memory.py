@@ -95,8 +95,7 @@ def test_get_fits_the_limit_and_never_starts_with_a_reply(mem, limit) -> None:
     memory = LayeredChatMemory.from_defaults(mem, user_id="u1", session_id="s1", chat_history=history, token_limit=limit)
     got = memory.get()
     convo = [m for m in got if m.role != MessageRole.SYSTEM]
-    assert convo and "and the pending question?".startswith(convo[-1].content.rstrip("…")), "the newest message is kept"
-    # (the engine cuts it to the budget rather than going over, unlike ChatMemoryBuffer)
+    assert convo and convo[-1].content == "and the pending question?", "the newest message is kept whole"
     if len(got) > 1:
         assert tokens(got) <= limit
     assert convo[0].role == MessageRole.USER
@@ -124,8 +123,9 @@ def test_get_is_the_engine_context_in_seed_order(mem) -> None:
 def test_initial_token_count_and_from_defaults_rules(mem) -> None:
     memory = LayeredChatMemory.from_defaults(mem, user_id="u1", token_limit=100)
     assert memory.session_id == "chat_history"  # ChatMemoryBuffer's default key
-    with pytest.raises(ValueError, match=r"initial_token_count=100 leaves no room in token_limit=100; raise token_limit"):
-        memory.get(initial_token_count=100)
+    with pytest.raises(ValueError, match=r"initial_token_count=101 exceeds token_limit=100; raise token_limit"):
+        memory.get(initial_token_count=101)
+    assert memory.get(initial_token_count=100) == []  # as ChatMemoryBuffer: only over the limit raises
     assert LayeredChatMemory.from_defaults(mem, user_id="u1", llm=MockLLM()).token_limit == int(MockLLM().metadata.context_window * 0.75)
     assert LayeredChatMemory.from_defaults(mem, user_id="u1", chat_store_key="k1").session_id == "k1"
     assert LayeredChatMemory.from_defaults(mem.for_user("u9")).user_id == "u9"
