@@ -12,12 +12,15 @@
 - ``LayeredMemoryBlock``: a block for ``llama_index.core.memory.Memory``;
 - ``LayeredMemoryRetriever``: ``BaseRetriever`` over the hybrid search;
 - ``LayeredMemoryToolSpec`` / ``layered_memory_tools``: qdrant_search_memory, search, topic_search,
-  list_tasks.
+  list_tasks;
+- ``register_memory`` / ``unregister_memory``: the engine a restored (``from_dict``, unpickled, agent
+  ``Context.from_dict``) memory or block attaches to.
 
 A LlamaIndex ``BaseEmbedding`` or ``LLM`` can be handed to the engine directly:
 ``LayeredMemory.embedded(path, embedder=HuggingFaceEmbedding(...), chat_model=OpenAI(...))``.
 """
 
+from ._registry import register_memory, unregister_memory
 from .block import LayeredMemoryBlock
 from .memory import LayeredChatMemory
 from .retriever import LayeredMemoryRetriever
@@ -29,4 +32,6 @@ __all__ = [
     "LayeredMemoryBlock",
     "LayeredMemoryRetriever",
     "LayeredMemoryToolSpec",
+    "register_memory",
+    "unregister_memory",
 ]

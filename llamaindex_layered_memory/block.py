@@ -24,12 +24,12 @@ from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.memory.memory import BaseMemoryBlock
 
 from ._convert import engine_role, message_text, to_engine
-from .memory import bind_user
+from ._registry import Restorable, attach
 
 EARLIER_HEADER = "Earlier in this conversation:"
 
 
-class LayeredMemoryBlock(BaseMemoryBlock[str]):
+class LayeredMemoryBlock(Restorable, BaseMemoryBlock[str]):
     """A ``Memory`` block backed by layered-memory.
 
     Args:
@@ -39,6 +39,8 @@ class LayeredMemoryBlock(BaseMemoryBlock[str]):
         priority: ``Memory`` truncates blocks with higher numbers first; 0 = never truncated.
         max_tokens: the engine's budget for this block (None: the engine default).
         include_vector: add the relevant-memory blocks (needs an embedder).
+
+    Serializes (``to_dict``, pickling) to a reference of the store, like ``LayeredChatMemory``.
     """
 
     name: str = Field(default="layered_memory", description="The block's name in the memory template.")
@@ -48,14 +50,15 @@ class LayeredMemoryBlock(BaseMemoryBlock[str]):
     session_id: str | None = Field(default=None, description="The conversation; default: the Memory's session_id.")
     max_tokens: int | None = Field(default=None, gt=0, description="Token budget of the block.")
     include_vector: bool = Field(default=True)
+    store: str | None = Field(default=None, description="Where the messages live (set from mem; no secrets).")
+    tenant: str = Field(default="default", description="The engine tenant (set from mem).")
 
     _mem: LayeredMemory = PrivateAttr()
     _counts: dict[str, int] = PrivateAttr(default_factory=dict)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
 
-    def __init__(self, mem: LayeredMemory, **data: Any) -> None:
-        handle = bind_user(mem, data.get("user_id"), who="LayeredMemoryBlock")
-        data["user_id"] = handle.bound_user
+    def __init__(self, mem: LayeredMemory | None = None, **data: Any) -> None:
+        handle = attach(mem, data, who="LayeredMemoryBlock")
         super().__init__(**data)
         self._mem = handle
 

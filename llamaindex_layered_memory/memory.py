@@ -11,6 +11,10 @@
 relevant memory, relevant conversation memory: seed 002's order) within ``token_limit``; ``put``
 stores messages in the engine (durable, indexed, searchable by the tools and the retriever). The
 async methods await the engine's async twins, never a private event loop.
+
+``to_dict`` / ``to_string`` / pickling (and so an agent's ``Context.to_dict``) write a reference to
+the store; restoring attaches the engine registered for it in this process: automatic within one
+process, ``register_memory(mem)`` in a new one (see ``_registry``).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from llama_index.core.memory.types import BaseMemory
 from llama_index.core.utils import get_tokenizer
 
 from ._convert import context_to_chat, from_engine, to_engine
+from ._registry import Restorable, attach, bind_user
 from ._window import buffer_counter, pack
 
 logger = logging.getLogger(__name__)
@@ -39,23 +44,7 @@ _UNBOUNDED = 10**9  # the engine returns every block; the adapter fits them with
 _HEAD = ("summary", "user_data")
 _TAIL = ("memory", "conversation_memory")
 
-__all__ = ["LayeredChatMemory"]
-
-
-def bind_user(mem: Any, user_id: str | None, *, who: str) -> LayeredMemory:
-    """``mem.for_user(user_id)``, or ``mem`` when it is already bound; checks the argument."""
-    if not isinstance(mem, LayeredMemory):
-        raise TypeError(
-            f"{who} needs a layered_memory.LayeredMemory as mem, got {type(mem).__name__}; "
-            "build one with LayeredMemory.embedded(path) or LayeredMemory.from_settings()"
-        )
-    if user_id is None:
-        if mem.bound_user is None:
-            raise ValueError(
-                f"{who}: user_id=None and mem is not bound to a user; pass user_id=... or mem.for_user(user_id)"
-            )
-        return mem
-    return mem if mem.bound_user == user_id else mem.for_user(user_id)
+__all__ = ["LayeredChatMemory", "bind_user"]
 
 
 def _window_refs(context: Sequence[ContextMessage]) -> list[tuple[str, str]]:
@@ -63,32 +52,38 @@ def _window_refs(context: Sequence[ContextMessage]) -> list[tuple[str, str]]:
     return [(c.chat_id, c.message_id) for c in context if c.kind == "window" and c.message_id and c.chat_id]
 
 
-class LayeredChatMemory(BaseMemory):
+class LayeredChatMemory(Restorable, BaseMemory):
     """Chat memory for chat engines and agents, stored and assembled by layered-memory.
 
     Args:
-        mem: the engine handle (a tenant handle; bound to ``user_id`` here).
+        mem: the engine handle (a tenant handle; bound to ``user_id`` here). Omit it only when
+            restoring (``store`` given): the engine registered for that store is used.
         user_id: whose memory this is (defaults to ``mem``'s bound user).
         session_id: the conversation (engine ``chat_id``/``session_key``).
         token_limit: the budget of ``get()`` (minus ``initial_token_count``), counted as
             ``ChatMemoryBuffer`` counts it.
         include_vector: add the "Relevant memory" blocks (needs an embedder).
         tokenizer_fn: counts tokens as chat engines do (default: LlamaIndex's tokenizer).
+
+    ``to_dict()`` / ``to_string()`` and pickling write a reference (``store``, ``tenant``,
+    ``user_id``, ``session_id`` and the options), never messages or secrets; restoring attaches the
+    engine registered for ``store`` in this process (see ``register_memory``).
     """
 
     user_id: str = Field(description="The user whose memory this is.")
     session_id: str = Field(default=DEFAULT_SESSION_ID, description="The conversation (engine chat_id).")
     token_limit: int = Field(default=DEFAULT_TOKEN_LIMIT, gt=0, description="Token budget of get().")
     include_vector: bool = Field(default=True, description="Add relevant-memory blocks (needs an embedder).")
+    store: str | None = Field(default=None, description="Where the messages live (set from mem; no secrets).")
+    tenant: str = Field(default="default", description="The engine tenant (set from mem).")
     tokenizer_fn: Callable[[str], list] = Field(default_factory=get_tokenizer, exclude=True)
 
     _mem: LayeredMemory = PrivateAttr()
     _count: int | None = PrivateAttr(default=None)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
 
-    def __init__(self, mem: LayeredMemory, **data: Any) -> None:
-        handle = bind_user(mem, data.get("user_id"), who="LayeredChatMemory")
-        data["user_id"] = handle.bound_user
+    def __init__(self, mem: LayeredMemory | None = None, **data: Any) -> None:
+        handle = attach(mem, data, who="LayeredChatMemory")
         super().__init__(**data)
         self._mem = handle
 

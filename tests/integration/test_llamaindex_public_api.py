@@ -12,6 +12,7 @@ def test_all_is_pinned() -> None:
     assert sorted(set(public) - modules, key=str.casefold) == pkg.__all__
     assert pkg.__all__ == [
         "layered_memory_tools", "LayeredChatMemory", "LayeredMemoryBlock", "LayeredMemoryRetriever", "LayeredMemoryToolSpec",
+        "register_memory", "unregister_memory",
     ]
 
 
