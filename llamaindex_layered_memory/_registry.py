@@ -84,7 +84,9 @@ def remember(mem: LayeredMemory) -> str:
                 del _handles[key]
         entries = _handles.setdefault(ref, [])
         if not any(_alive(e) is mem for e in entries):
-            entries.insert(0, weakref.ref(mem))  # explicit registrations (appended) stay preferred
+            # newest automatic entry last among the automatic ones; explicit registrations stay preferred
+            first_strong = next((i for i, e in enumerate(entries) if not isinstance(e, weakref.ref)), len(entries))
+            entries.insert(first_strong, weakref.ref(mem))
     return ref
 
 

@@ -149,6 +149,18 @@ def test_bug3_restore_without_a_registered_engine_fails_and_register_memory_fixe
         second.close()
 
 
+def test_bug3_restore_prefers_the_newest_engine_of_a_store_over_a_closed_one(tmp_path) -> None:
+    first = LayeredMemory.embedded(tmp_path / "mem", embedder="none")
+    old = LayeredChatMemory.from_defaults(first, user_id="u1", chat_history=HISTORY[:2])  # still held somewhere
+    first.close()
+    second = LayeredMemory.embedded(tmp_path / "mem", embedder="none")
+    try:
+        live = LayeredChatMemory.from_defaults(second, user_id="u1")
+        assert LayeredChatMemory.from_string(old.to_string()).get_all() == HISTORY[:2] == live.get_all()
+    finally:
+        second.close()
+
+
 def test_bug3_restore_never_attaches_another_store(mem, tmp_path) -> None:
     saved = LayeredChatMemory.from_defaults(mem, user_id="u1", chat_history=HISTORY[:2]).to_dict()
     other = LayeredMemory.embedded(tmp_path / "other", embedder="none")
