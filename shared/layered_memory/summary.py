@@ -78,11 +78,7 @@ def extractive_summary(
 def llm_summary(previous: str, messages: Sequence[Message], model: ChatModel, *, max_words: int = 200) -> str:
     convo = "\n".join(f"{speaker(m)}: {m.content}" for m in messages)
     prompt = SUMMARY_PROMPT.format(max_words=max_words, previous=previous or "(none)", messages=convo)
-    try:
-        text = model.complete(prompt, operation="session_summary")  # type: ignore[call-arg]
-    except TypeError:
-        text = model.complete(prompt)
-    text = (text or "").strip()
+    text = model.complete(prompt, operation="session_summary").text.strip()
     if not text:
         raise ValueError("the chat model returned an empty summary")
     return text

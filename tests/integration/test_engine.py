@@ -166,6 +166,30 @@ def test_llm_summary_runs_in_process_and_falls_back(tmp_path):
         assert m.get_summary("u1", "s1") == "Anna is migrating to Kubernetes; payments pod crashed."
 
 
+def test_issue11_summary_model_call_goes_through_one_protocol_and_meter(tmp_path):
+    """The session summary calls ``complete(prompt, operation="session_summary")`` once (no TypeError retry) and
+    the call lands in the model's one usage meter, next to the topic tier's operations."""
+    from layered_memory.providers import Completion
+
+    seen: list[str | None] = []
+
+    class Model:
+        name = "scripted"
+
+        def complete(self, prompt, *, system=None, operation=None):
+            seen.append(operation)
+            return Completion("Anna moves payments to Kubernetes." if operation == "session_summary" else "Title")
+
+    with LayeredMemory.embedded(tmp_path, embedder="none", chat_model=Model(), settings=settings()) as m:
+        m.add_messages([msg(i, t) for i, t in enumerate(TOPICS, 1)])
+        m.process()
+        assert m.get_summary("u1", "s1") == "Anna moves payments to Kubernetes."
+        assert seen.count("session_summary") == 1 and None not in seen
+        usage = m.chat_model.usage
+        assert usage.by_operation["session_summary"].calls == 1
+        assert usage.calls == len(seen) and m.topics.usage["total"]["calls"] == len(seen) - 1
+
+
 # -- search ----------------------------------------------------------------------------------
 def test_search_routes_and_snippets(vmem):
     vmem.add_messages([msg(i, t) for i, t in enumerate(TOPICS, 1)])

@@ -30,11 +30,14 @@ from layered_memory.errors import (
 )
 from layered_memory.providers import (
     ChatModel,
+    Completion,
     Embedder,
     OpenAICompatibleEmbedder,
     as_chat_model,
     as_embedder,
     count_tokens,
+    TokenUsage,
+    UsageMeter,
 )
 
 # --------------------------------------------------------------------------- embedders
@@ -149,8 +152,8 @@ def test_langchain_chat_model_counts_usage_per_operation() -> None:
     chat = as_chat_model(FakeListChatModel(responses=["Paris.", "Lisbon is lovely."],
                                            callbacks=[rec]))
     assert isinstance(chat, ChatModel) and chat.name == "fake-list-chat-model"
-    assert chat.complete("Capital of France?", system="Be brief.", operation="qa") == "Paris."
-    assert chat.complete("Tell me about Lisbon", operation="summarize") == "Lisbon is lovely."
+    assert chat.complete("Capital of France?", system="Be brief.", operation="qa").text == "Paris."
+    assert chat.complete("Tell me about Lisbon", operation="summarize").text == "Lisbon is lovely."
     sent = rec.messages[0]
     assert [(m.type, m.content) for m in sent] == [("system", "Be brief."),
                                                    ("human", "Capital of France?")]
@@ -169,7 +172,8 @@ def test_langchain_reported_usage_metadata_wins() -> None:
     reply = AIMessage(content="done",
                       usage_metadata={"input_tokens": 11, "output_tokens": 3, "total_tokens": 14})
     chat = as_chat_model(GenericFakeChatModel(messages=iter([reply])))
-    assert chat.complete("hello") == "done"
+    answer = chat.complete("hello")
+    assert answer == Completion("done", TokenUsage(11, 3, estimated=False))
     assert (chat.usage.prompt_tokens, chat.usage.completion_tokens) == (11, 3)
     assert chat.usage.estimated_calls == 0
     assert chat.usage.by_operation["default"].calls == 1
@@ -179,7 +183,7 @@ def test_langchain_async() -> None:
     chat = as_chat_model(FakeListChatModel(responses=["one", "two"]))
 
     async def run() -> list[str]:
-        return [await chat.acomplete("a", operation="x"), await chat.acomplete("b")]
+        return [(await chat.acomplete("a", operation="x")).text, (await chat.acomplete("b")).text]
 
     assert asyncio.run(run()) == ["one", "two"]
     assert chat.usage.calls == 2 and chat.usage.by_operation["x"].calls == 1
@@ -187,11 +191,11 @@ def test_langchain_async() -> None:
 
 def test_llamaindex_llm_gets_system_and_user_messages() -> None:
     chat = as_chat_model(MockLLM())
-    out = chat.complete("hello", system="be kind", operation="reflect")
+    out = chat.complete("hello", system="be kind", operation="reflect").text
     assert out == "system: be kind\nuser: hello\nassistant: "  # MockLLM echoes the chat prompt
     assert chat.name == "MockLLM"
     assert chat.usage.by_operation["reflect"].completion_tokens == count_tokens(out)
-    assert asyncio.run(chat.acomplete("hi")) == "user: hi\nassistant: "
+    assert asyncio.run(chat.acomplete("hi")).text == "user: hi\nassistant: "
     assert chat.usage.calls == 2
 
 
@@ -203,7 +207,7 @@ def test_llamaindex_reported_usage_is_read() -> None:
             return resp
 
     chat = as_chat_model(ReportingMockLLM(max_tokens=3))
-    assert chat.complete("hello world") == "text text text"
+    assert chat.complete("hello world").text == "text text text"
     assert (chat.usage.prompt_tokens, chat.usage.completion_tokens) == (21, 5)
 
 
@@ -213,14 +217,14 @@ def test_plain_callable_sync_and_async() -> None:
 
     chat = as_chat_model(shout)
     assert chat.name == "shout"
-    assert chat.complete("hi", system="sys") == "SYS\n\nHI"
+    assert chat.complete("hi", system="sys").text == "SYS\n\nHI"
     assert chat.usage.prompt_tokens == count_tokens("hi") + count_tokens("sys")
 
     async def echo(text: str) -> str:
         return text
 
     achat = as_chat_model(echo)
-    assert asyncio.run(achat.acomplete("x")) == "x"
+    assert asyncio.run(achat.acomplete("x")).text == "x"
     with pytest.raises(ConfigurationError, match=r"await model.acomplete"):
         achat.complete("x")
 
@@ -229,14 +233,71 @@ def test_protocol_chat_model_gains_usage_and_wrappers_pass_through() -> None:
     class Echo:
         name = "echo"
 
-        def complete(self, prompt: str, *, system: str | None = None) -> str:
-            return f"{system}|{prompt}"
+        def complete(self, prompt: str, *, system: str | None = None, operation: str | None = None) -> Completion:
+            return Completion(f"{system}|{prompt}|{operation}")
 
     chat = as_chat_model(Echo(), token_counter=len)
-    assert chat.complete("abc", system="s", operation="t") == "s|abc"
-    assert (chat.usage.prompt_tokens, chat.usage.completion_tokens) == (4, 5)
+    answer = chat.complete("abc", system="s", operation="t")
+    assert answer == Completion("s|abc|t", TokenUsage(4, 7, estimated=True))  # the operation reaches the model
+    assert (chat.usage.prompt_tokens, chat.usage.completion_tokens) == (4, 7)
     assert as_chat_model(chat) is chat
-    assert asyncio.run(chat.acomplete("z")) == "None|z"
+    assert asyncio.run(chat.acomplete("z")).text == "None|z|None"
+
+
+def test_protocol_chat_model_without_operation_is_rejected_with_the_fix() -> None:
+    """No TypeError retry at call time: an old-style ``complete(prompt, *, system=None)`` is refused when wrapped."""
+
+    class Old:
+        name = "old"
+
+        def complete(self, prompt: str, *, system: str | None = None) -> str:
+            return prompt
+
+    with pytest.raises(ConfigurationError, match=r"Old.complete takes no `operation`.*Completion"):
+        as_chat_model(Old())
+
+
+def test_protocol_chat_model_must_return_a_completion() -> None:
+    class Texty:
+        name = "texty"
+
+        def complete(self, prompt: str, *, system: str | None = None, operation: str | None = None) -> Any:
+            return prompt
+
+    chat = as_chat_model(Texty())
+    with pytest.raises(BackendError, match=r"texty returned str, not Completion"):
+        chat.complete("x", operation="o")
+    assert chat.usage.failures == 1 and chat.usage.calls == 0
+
+
+def test_protocol_chat_model_native_async_and_reported_usage() -> None:
+    class Native:
+        name = "native"
+
+        def complete(self, prompt: str, *, system: str | None = None, operation: str | None = None) -> Completion:
+            raise AssertionError("the async twin must be used")
+
+        async def acomplete(self, prompt: str, *, system: str | None = None,
+                            operation: str | None = None) -> Completion:
+            return Completion(prompt.upper(), TokenUsage(7, 2))
+
+    chat = as_chat_model(Native())
+    assert asyncio.run(chat.acomplete("ok", operation="a")) == Completion("OK", TokenUsage(7, 2))
+    row = chat.usage.snapshot(("a",))["a"]
+    assert row.pop("seconds") >= 0 and row == {
+        "calls": 1, "failures": 0, "prompt_tokens": 7, "completion_tokens": 2, "total_tokens": 9, "estimated": False,
+    }
+
+
+def test_one_usage_meter_per_model() -> None:
+    """The wrapper's ``usage`` is the one UsageMeter the tiers snapshot (no second meter)."""
+    chat = as_chat_model(lambda p: "answer")
+    assert isinstance(chat.usage, UsageMeter)
+    chat.complete("a", operation="topic_title")
+    chat.complete("b", operation="extract_entities")
+    snap = chat.usage.snapshot(("topic_",))
+    assert list(snap) == ["topic_title", "total"] and snap["total"]["calls"] == 1
+    assert chat.usage.total().calls == 2 and chat.usage.by_operation["extract_entities"].estimated
 
 
 def test_usage_is_thread_safe() -> None:
@@ -263,7 +324,7 @@ def test_chat_errors_are_translated(exc: Exception, mapped: type) -> None:
     with pytest.raises(mapped) as info:
         chat.complete("x")
     assert info.value.__cause__ is exc and info.value.op == "complete"
-    assert chat.usage.calls == 0
+    assert chat.usage.calls == 0 and chat.usage.failures == 1 and chat.usage.prompt_tokens == 0
 
 
 def test_not_a_chat_model() -> None:

@@ -42,7 +42,7 @@ ENTITY_KIND = "entity"
 class KnowledgeRuntime:
     def __init__(self, core: Any, topics: Any) -> None:
         self.core = core
-        self.topics = topics  # the TopicRuntime: shares its usage meter and model caller
+        self.topics = topics  # the TopicRuntime: shares its model caller
         self.lock = threading.RLock()
         self.profile_cache: dict[tuple[str, str], tuple[float, dict[str, Any] | None]] = {}
         self.entities_checked: set[str] = set()
@@ -209,7 +209,7 @@ class Knowledge:
     @property
     def usage(self) -> dict[str, dict[str, Any]]:
         """Token usage of the extraction calls, per operation plus ``"total"``."""
-        return self.rt.topics.meter.snapshot(KNOWLEDGE_OPS)
+        return self.rt.topics.caller().usage(KNOWLEDGE_OPS)
 
     def process(self) -> dict[str, int]:
         return self.rt.process(self.mem)

@@ -1,7 +1,7 @@
 """Providers: the Embedder and ChatModel protocols, local and HTTP embedders, token counting,
 and wrappers for LangChain / LlamaIndex objects. Re-exports only; nothing loads at import time."""
 
-from .base import ChatModel, Embedder
+from .base import ChatModel, Completion, Embedder, TokenUsage
 from .local import DEFAULT_LOCAL_EMBEDDER, E5Embedder, USEEmbedder, default_embedder
 from .openai_compat import (
     EmbedderStats,
@@ -17,14 +17,15 @@ from .tokens import (
     get_token_counter,
     truncate_to_tokens,
 )
-from .wrappers import ChatUsage, OperationUsage, UsageCountingChatModel, as_chat_model, as_embedder
+from .usage import OperationUsage, UsageMeter
+from .wrappers import UsageCountingChatModel, as_chat_model, as_embedder
 
 __all__ = [
     "approximate_token_count",
     "as_chat_model",
     "as_embedder",
     "ChatModel",
-    "ChatUsage",
+    "Completion",
     "count_tokens",
     "default_embedder",
     "DEFAULT_ENCODING",
@@ -38,7 +39,9 @@ __all__ = [
     "OpenAICompatibleEmbedder",
     "OperationUsage",
     "TokenCounter",
+    "TokenUsage",
     "truncate_to_tokens",
     "UsageCountingChatModel",
+    "UsageMeter",
     "USEEmbedder",
 ]

@@ -7,9 +7,9 @@
 Framework packages are never imported here unless the object passed in already comes from them
 (an instance of a class in a module that is not loaded cannot exist), so neither extra is needed.
 
-Every chat model returned by :func:`as_chat_model` counts usage in ``.usage`` (calls, prompt and
-completion tokens, per ``operation``); tokens come from the provider when it reports them and are
-counted with :mod:`.tokens` otherwise. Provider exceptions are translated here, at the seam, into
+Every chat model returned by :func:`as_chat_model` returns a :class:`Completion` and counts usage in
+``.usage``, a :class:`~.usage.UsageMeter` (calls, failures, tokens and seconds per ``operation``);
+tokens come from the provider when it reports them and are counted with :mod:`.tokens` otherwise. Provider exceptions are translated here, at the seam, into
 ``BackendTimeout`` / ``BackendUnavailable`` / ``BackendError`` (the original is ``__cause__``).
 """
 
@@ -21,8 +21,8 @@ import inspect
 import logging
 import sys
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import (
@@ -34,15 +34,15 @@ from ..errors import (
     LayeredMemoryError,
     SchemaMismatch,
 )
-from .base import Embedder
+from .base import Completion, Embedder, TokenUsage
 from .tokens import get_token_counter
+from .usage import UsageMeter
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ChatUsage", "OperationUsage", "UsageCountingChatModel", "as_chat_model", "as_embedder"]
+__all__ = ["UsageCountingChatModel", "as_chat_model", "as_embedder"]
 
 _DIM_PROBE = "dimension probe"
-DEFAULT_OPERATION = "default"
 
 
 # --------------------------------------------------------------------------- helpers
@@ -307,50 +307,16 @@ def as_embedder(obj: Any, *, name: str | None = None, dim: int | None = None) ->
     )
 
 
-# --------------------------------------------------------------------------- usage
-
-
-@dataclass
-class OperationUsage:
-    """Token usage of one operation (or of all operations, see :class:`ChatUsage`)."""
-
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    estimated_calls: int = 0  # calls whose tokens were counted locally, not reported
-
-    @property
-    def total_tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    def _add(self, prompt: int, completion: int, estimated: bool) -> None:
-        self.calls += 1
-        self.prompt_tokens += prompt
-        self.completion_tokens += completion
-        self.estimated_calls += int(estimated)
-
-
-@dataclass
-class ChatUsage(OperationUsage):
-    """Usage of a wrapped chat model; ``by_operation`` splits it by ``complete(operation=)``."""
-
-    by_operation: dict[str, OperationUsage] = field(default_factory=dict)
-
-    def record(self, operation: str | None, prompt: int, completion: int, estimated: bool) -> None:
-        self._add(prompt, completion, estimated)
-        key = operation or DEFAULT_OPERATION
-        self.by_operation.setdefault(key, OperationUsage())._add(prompt, completion, estimated)
-
-
 # --------------------------------------------------------------------------- chat models
 
 
 class UsageCountingChatModel:
     """Base of every wrapper :func:`as_chat_model` returns.
 
-    ``complete(prompt, *, system=None, operation=None)`` / ``acomplete(...)`` return text and
-    add to ``usage``. Subclasses implement ``_call`` / ``_acall`` returning
-    ``(text, prompt_tokens | None, completion_tokens | None)``.
+    ``complete(prompt, *, system=None, operation=None)`` / ``acomplete(...)`` return a
+    :class:`Completion` whose ``usage`` is always set, and record the call in ``usage`` (a
+    :class:`UsageMeter`: calls, failures, tokens and seconds per ``operation``). Subclasses implement
+    ``_call`` / ``_acall`` returning a ``Completion`` with the provider's usage, or ``usage=None``.
     """
 
     backend = "chat"
@@ -358,47 +324,69 @@ class UsageCountingChatModel:
     def __init__(self, obj: Any, *, name: str, token_counter: Callable[[str], int] | None) -> None:
         self.wrapped = obj
         self.name = name
-        self.usage = ChatUsage()
+        self.usage = UsageMeter()
         self._count = token_counter or get_token_counter()
-        self._lock = threading.Lock()
 
-    def _call(self, prompt: str, system: str | None) -> tuple[str, int | None, int | None]:
+    def _call(self, prompt: str, system: str | None, operation: str | None) -> Completion:
         raise NotImplementedError  # pragma: no cover
 
-    async def _acall(self, prompt: str, system: str | None) -> tuple[str, int | None, int | None]:
-        return await asyncio.to_thread(self._call, prompt, system)
+    async def _acall(self, prompt: str, system: str | None, operation: str | None) -> Completion:
+        return await asyncio.to_thread(self._call, prompt, system, operation)
 
-    def _record(self, operation: str | None, prompt: str, system: str | None,
-                result: tuple[str, int | None, int | None]) -> str:
-        text, p_tok, c_tok = result
-        if not isinstance(text, str):
-            raise BackendError(f"{self.name} returned {type(text).__name__}, not text",
-                               backend=self.backend, op="complete")
-        estimated = p_tok is None or c_tok is None
-        if p_tok is None:
-            p_tok = self._count(prompt) + (self._count(system) if system else 0)
-        if c_tok is None:
-            c_tok = self._count(text)
-        with self._lock:
-            self.usage.record(operation, int(p_tok), int(c_tok), estimated)
-        return text
+    def _checked(self, result: Any) -> Completion:
+        if not isinstance(result, Completion) or not isinstance(result.text, str):
+            got = type(result.text if isinstance(result, Completion) else result).__name__
+            raise BackendError(
+                f"{self.name} returned {got}, not Completion(text: str, usage); fix: return "
+                "layered_memory.providers.Completion(text) from complete()",
+                backend=self.backend, op="complete",
+            )
+        return result
+
+    def _finish(self, operation: str | None, prompt: str, system: str | None, result: Completion,
+                seconds: float) -> Completion:
+        usage = result.usage
+        if usage is None:
+            prompt_tokens = self._count(prompt) + (self._count(system) if system else 0)
+            usage = TokenUsage(prompt_tokens, self._count(result.text), estimated=True)
+        self.usage.record(operation, prompt=usage.prompt_tokens, completion=usage.completion_tokens,
+                          seconds=seconds, estimated=usage.estimated)
+        logger.debug("chat %s %s: %d prompt chars -> %d chars in %.3f s", self.name, operation,
+                     len(prompt), len(result.text), seconds)
+        return Completion(result.text, usage)
 
     def complete(self, prompt: str, *, system: str | None = None,
-                 operation: str | None = None) -> str:
-        """One prompt in, text out. ``operation`` labels the call in ``usage.by_operation``."""
-        with _map_errors(self.backend, "complete"):
-            result = self._call(prompt, system)
-        return self._record(operation, prompt, system, result)
+                 operation: str | None = None) -> Completion:
+        """One prompt in, one :class:`Completion` out. ``operation`` labels the call in ``usage``."""
+        t0 = time.perf_counter()
+        try:
+            with _map_errors(self.backend, "complete"):
+                result = self._checked(self._call(prompt, system, operation))
+        except Exception:
+            self.usage.record(operation, seconds=time.perf_counter() - t0, failed=True)
+            raise
+        return self._finish(operation, prompt, system, result, time.perf_counter() - t0)
 
     async def acomplete(self, prompt: str, *, system: str | None = None,
-                        operation: str | None = None) -> str:
+                        operation: str | None = None) -> Completion:
         """Async twin of :meth:`complete`."""
-        with _map_errors(self.backend, "acomplete"):
-            result = await self._acall(prompt, system)
-        return self._record(operation, prompt, system, result)
+        t0 = time.perf_counter()
+        try:
+            with _map_errors(self.backend, "acomplete"):
+                result = self._checked(await self._acall(prompt, system, operation))
+        except Exception:
+            self.usage.record(operation, seconds=time.perf_counter() - t0, failed=True)
+            raise
+        return self._finish(operation, prompt, system, result, time.perf_counter() - t0)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, calls={self.usage.calls})"
+
+
+def _reported(prompt_tokens: Any, completion_tokens: Any) -> TokenUsage | None:
+    if isinstance(prompt_tokens, int) and isinstance(completion_tokens, int):
+        return TokenUsage(prompt_tokens, completion_tokens)
+    return None
 
 
 def _lc_messages(prompt: str, system: str | None) -> list[Any]:
@@ -407,7 +395,7 @@ def _lc_messages(prompt: str, system: str | None) -> list[Any]:
     return ([SystemMessage(content=system)] if system else []) + [HumanMessage(content=prompt)]
 
 
-def _lc_result(msg: Any) -> tuple[str, int | None, int | None]:
+def _lc_result(msg: Any) -> Completion:
     text = getattr(msg, "text", None)
     if isinstance(text, str):  # langchain-core >= 1.0: a str property (also callable, deprecated)
         text = str(text)
@@ -416,16 +404,16 @@ def _lc_result(msg: Any) -> tuple[str, int | None, int | None]:
     if not isinstance(text, str):
         text = msg.content if isinstance(msg.content, str) else str(msg.content)
     usage = getattr(msg, "usage_metadata", None) or {}
-    return text, usage.get("input_tokens"), usage.get("output_tokens")
+    return Completion(text, _reported(usage.get("input_tokens"), usage.get("output_tokens")))
 
 
 class _LangChainChatModel(UsageCountingChatModel):
     backend = "langchain"
 
-    def _call(self, prompt: str, system: str | None) -> tuple[str, int | None, int | None]:
+    def _call(self, prompt: str, system: str | None, operation: str | None) -> Completion:
         return _lc_result(self.wrapped.invoke(_lc_messages(prompt, system)))
 
-    async def _acall(self, prompt: str, system: str | None) -> tuple[str, int | None, int | None]:
+    async def _acall(self, prompt: str, system: str | None, operation: str | None) -> Completion:
         return _lc_result(await self.wrapped.ainvoke(_lc_messages(prompt, system)))
 
 
@@ -436,14 +424,14 @@ def _li_messages(prompt: str, system: str | None) -> list[Any]:
     return msgs + [ChatMessage(role=MessageRole.USER, content=prompt)]
 
 
-def _li_usage(resp: Any) -> tuple[int | None, int | None]:
+def _li_usage(resp: Any) -> TokenUsage | None:
     extra = getattr(resp, "additional_kwargs", None) or {}
     if "prompt_tokens" in extra and "completion_tokens" in extra:
-        return extra["prompt_tokens"], extra["completion_tokens"]
+        return _reported(extra["prompt_tokens"], extra["completion_tokens"])
     raw = getattr(resp, "raw", None)
     usage = raw.get("usage") if isinstance(raw, dict) else getattr(raw, "usage", None)
     if usage is None:
-        return None, None
+        return None
 
     def pick(*keys: str) -> int | None:
         for key in keys:
@@ -452,34 +440,37 @@ def _li_usage(resp: Any) -> tuple[int | None, int | None]:
                 return value
         return None
 
-    return pick("prompt_tokens", "input_tokens"), pick("completion_tokens", "output_tokens")
+    return _reported(pick("prompt_tokens", "input_tokens"), pick("completion_tokens", "output_tokens"))
 
 
 class _LlamaIndexChatModel(UsageCountingChatModel):
     backend = "llamaindex"
 
-    def _result(self, resp: Any) -> tuple[str, int | None, int | None]:
+    def _result(self, resp: Any) -> Completion:
         content = resp.message.content
-        return (content if isinstance(content, str) else ""), *_li_usage(resp)
+        return Completion(content if isinstance(content, str) else "", _li_usage(resp))
 
-    def _call(self, prompt: str, system: str | None) -> tuple[str, int | None, int | None]:
+    def _call(self, prompt: str, system: str | None, operation: str | None) -> Completion:
         return self._result(self.wrapped.chat(_li_messages(prompt, system)))
 
-    async def _acall(self, prompt: str, system: str | None) -> tuple[str, int | None, int | None]:
+    async def _acall(self, prompt: str, system: str | None, operation: str | None) -> Completion:
         return self._result(await self.wrapped.achat(_li_messages(prompt, system)))
 
 
 class _ProtocolChatModel(UsageCountingChatModel):
-    """Our ChatModel protocol object (its own ``complete``), with usage counting added."""
+    """Our :class:`ChatModel` (its own ``complete``, and ``acomplete`` when it has one), with usage."""
 
-    def _call(self, prompt: str, system: str | None) -> tuple[str, int | None, int | None]:
-        return self.wrapped.complete(prompt, system=system), None, None
+    def _call(self, prompt: str, system: str | None, operation: str | None) -> Completion:
+        return self.wrapped.complete(prompt, system=system, operation=operation)
 
-    async def _acall(self, prompt: str, system: str | None) -> tuple[str, int | None, int | None]:
-        acomplete = getattr(self.wrapped, "acomplete", None)
-        if acomplete is None:
-            return await super()._acall(prompt, system)
-        return await acomplete(prompt, system=system), None, None
+    async def _acall(self, prompt: str, system: str | None, operation: str | None) -> Completion:
+        if self._native_async:
+            return await self.wrapped.acomplete(prompt, system=system, operation=operation)
+        return await super()._acall(prompt, system, operation)
+
+    @property
+    def _native_async(self) -> bool:
+        return _has_members(self.wrapped, ("acomplete",))
 
 
 class _CallableChatModel(UsageCountingChatModel):
@@ -494,19 +485,27 @@ class _CallableChatModel(UsageCountingChatModel):
     def _join(prompt: str, system: str | None) -> str:
         return f"{system}\n\n{prompt}" if system else prompt
 
-    def _call(self, prompt: str, system: str | None) -> tuple[str, int | None, int | None]:
+    def _call(self, prompt: str, system: str | None, operation: str | None) -> Completion:
         if inspect.iscoroutinefunction(self.wrapped):
             raise ConfigurationError(
                 f"{self.name} is an async function; call `await model.acomplete(...)` instead of "
                 "`model.complete(...)`, or pass a sync function"
             )
-        return self.wrapped(self._join(prompt, system)), None, None
+        return Completion(self.wrapped(self._join(prompt, system)))
 
-    async def _acall(self, prompt: str, system: str | None) -> tuple[str, int | None, int | None]:
+    async def _acall(self, prompt: str, system: str | None, operation: str | None) -> Completion:
         if inspect.iscoroutinefunction(self.wrapped):
             out: Awaitable[str] = self.wrapped(self._join(prompt, system))
-            return await out, None, None
-        return await super()._acall(prompt, system)
+            return Completion(await out)
+        return await super()._acall(prompt, system, operation)
+
+
+def _takes_operation(method: Any) -> bool:
+    try:
+        params = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: trust it
+        return True
+    return any(p.name == "operation" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
 
 
 def as_chat_model(
@@ -517,25 +516,27 @@ def as_chat_model(
     Args:
         obj: a LangChain ``BaseChatModel`` (``invoke`` with System/Human messages; reads
             ``usage_metadata``), a LlamaIndex ``LLM`` (``chat`` with ``ChatMessage``; reads
-            ``additional_kwargs`` / ``raw.usage``), one of our ``ChatModel`` objects, or a
-            ``str -> str`` callable (sync; async ones work with ``acomplete``).
+            ``additional_kwargs`` / ``raw.usage``), one of our ``ChatModel`` objects
+            (``complete(prompt, *, system=None, operation=None) -> Completion``, plus an
+            ``acomplete`` twin when it has one), or a ``str -> str`` callable (sync; async ones
+            work with ``acomplete``).
         name: model name; default: the object's model name, else its class or function name.
         token_counter: counts tokens when the provider does not report them; default
             :func:`~layered_memory.providers.tokens.get_token_counter`.
 
     Returns:
-        A wrapper with ``complete(prompt, *, system=None, operation=None)``, ``acomplete`` and
-        ``usage`` (``calls``, ``prompt_tokens``, ``completion_tokens``, ``by_operation``).
-        A wrapper passed in again is returned as is.
+        A wrapper with ``complete(prompt, *, system=None, operation=None) -> Completion``,
+        ``acomplete`` and ``usage`` (a :class:`UsageMeter`). A wrapper passed in again is
+        returned as is.
 
     Raises:
-        ConfigurationError: ``obj`` is none of the above.
+        ConfigurationError: ``obj`` is none of the above, or its ``complete`` takes no ``operation``.
 
     Example::
 
         from langchain_core.language_models.fake_chat_models import FakeListChatModel
         chat = as_chat_model(FakeListChatModel(responses=["ok"]))
-        chat.complete("hi", operation="summarize")  # "ok"; chat.usage.by_operation["summarize"]
+        chat.complete("hi", operation="summarize").text  # "ok"; chat.usage.by_operation["summarize"]
     """
     if isinstance(obj, UsageCountingChatModel) and name is None and token_counter is None:
         return obj
@@ -550,6 +551,12 @@ def as_chat_model(
             model = type(obj).__name__
         return _LlamaIndexChatModel(obj, name=name or model, **kw)
     if _has_members(obj, ("name", "complete")):
+        if not _takes_operation(obj.complete):
+            raise ConfigurationError(
+                f"{type(obj).__name__}.complete takes no `operation` argument; the ChatModel protocol is "
+                "complete(prompt, *, system=None, operation=None) -> Completion: add the keyword "
+                "(it may be ignored) and return layered_memory.providers.Completion(text)"
+            )
         return _ProtocolChatModel(obj, name=name or obj.name, **kw)
     if callable(obj) and not isinstance(obj, type):
         fn_name = getattr(obj, "__name__", None) or type(obj).__name__
@@ -557,5 +564,5 @@ def as_chat_model(
     raise ConfigurationError(
         f"as_chat_model({type(obj).__module__}.{type(obj).__name__}): not a chat model; pass a "
         "LangChain BaseChatModel, a LlamaIndex LLM, an object with name and "
-        "complete(prompt, *, system=None), or a str -> str function"
+        "complete(prompt, *, system=None, operation=None) -> Completion, or a str -> str function"
     )

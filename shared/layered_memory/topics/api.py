@@ -30,7 +30,7 @@ from ..indexing import message_point_id
 from ..models import Message, MessageRef, SearchResult, Topic, TopicSummary, check_id, iso, parse_time, utcnow
 from ..retrieval.fusion import rrf
 from .cache import InProcessRecentCache, RecentCache, RedisRecentCache
-from .llm import ModelCaller, UsageMeter
+from .llm import ModelCaller
 from .recall import MessageReader, short_term
 from .search import TopicHit, TopicSearchResult, fuse_topics, summary_hit
 from .store import TOPIC_MSGS, TopicStore, seq_key
@@ -63,12 +63,11 @@ def _make_cache(core: Any) -> RecentCache | None:
 
 
 class TopicRuntime:
-    """Per-engine state of the topic tier: settings, the usage meter, the cache, the worker."""
+    """Per-engine state of the topic tier: settings, the model caller, the cache, the worker."""
 
     def __init__(self, core: Any) -> None:
         self.core = core
         self.settings = core.settings.topics
-        self.meter = UsageMeter()
         self.cache = _make_cache(core)
         self.lock = threading.RLock()  # one processing run at a time
         self.worker: threading.Thread | None = None
@@ -77,7 +76,7 @@ class TopicRuntime:
         self.summary_hooks: list[Any] = []  # (tenant, summary doc) -> None, e.g. the knowledge tier's trigger
 
     def caller(self) -> ModelCaller:
-        return ModelCaller(self.core.chat_model, self.meter, self.core.count_tokens)
+        return ModelCaller(self.core.chat_model)
 
     def store(self, tenant: str) -> TopicStore:
         return TopicStore(self.core.records, tenant)
@@ -293,7 +292,7 @@ class Topics:
     @property
     def usage(self) -> dict[str, dict[str, Any]]:
         """Token usage of the topic tier's model calls, per operation plus ``"total"``."""
-        return self.rt.meter.snapshot(TOPIC_OPS)
+        return self.rt.caller().usage(TOPIC_OPS)
 
     @property
     def cache(self) -> RecentCache | None:
