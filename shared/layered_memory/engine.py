@@ -553,14 +553,15 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
         the request path (it blocks writes; minutes at 100k points on 2 cores). Until it runs,
         Qdrant Edge searches exactly by brute force, which is fast enough below ~10k points per
         scope. A Qdrant server optimizes by itself: nothing to do there. Returns seconds per collection."""
+        from .stores.base import MANUAL_OPTIMIZE
+
         core = self._core
-        run = getattr(core.index, "optimize", None)
-        if run is None or core.index is None or core.index.backend != "qdrant-edge":
+        if core.index is None or MANUAL_OPTIMIZE not in core.index.capabilities:
             return {}
         out: dict[str, float] = {}
         for name in sorted({core.indexer.collection, *core.ensured_collections}):
             t0 = time.perf_counter()
-            run(name)
+            core.index.optimize(name)
             out[name] = round(time.perf_counter() - t0, 3)
         return out
 

@@ -16,6 +16,7 @@ import pytest
 from layered_memory.agents.models import DEFAULT_MAX_VECTORS
 from layered_memory.agents.monitor import DEFAULT_INTERVAL, AgentSizeMonitor
 from layered_memory.errors import InvalidInputError, NotFoundError
+from layered_memory.stores.base import MANUAL_OPTIMIZE
 from test_agents_support import CODER_LOG, build_mem, days_ago, edge_mem, embedder, fill, mem  # noqa: F401
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "agent_sse.py"
@@ -205,7 +206,7 @@ def test_optimize_is_a_maintenance_call(mem):
     before = [h.id for h in a.search("pytest read_chunk failures", k=3).hits]
     changed = a.optimize()
     assert changed in (True, False)
-    if mem.index.backend != "qdrant-edge":
+    if MANUAL_OPTIMIZE not in mem.index.capabilities:
         assert changed is False
     assert [h.id for h in a.search("pytest read_chunk failures", k=3).hits] == before
     assert mem.agents.monitor(optimize=True).check_once() == []

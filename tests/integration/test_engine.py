@@ -384,6 +384,30 @@ def test_optimize_builds_the_ann_index_and_search_still_works(vmem):
     assert {"m3", "m20"} <= {h.id for h in vmem.search("CrashLoopBackOff", k=4).hits}
 
 
+def test_issue11_optimize_follows_the_declared_capability_not_the_backend_name(tmp_path):
+    """``optimize()`` runs where the index declares MANUAL_OPTIMIZE, whatever its backend is called."""
+    from layered_memory.stores.base import MANUAL_OPTIMIZE
+    from layered_memory.stores.qdrant_server import QdrantVectorIndex
+    from layered_memory.stores.sqlite import SQLiteRecordStore
+
+    class ManualIndex(QdrantVectorIndex):  # a third-party backend that needs manual index builds
+        capabilities = frozenset({MANUAL_OPTIMIZE})
+        built: list[str] = []
+
+        def optimize(self, name: str) -> bool:
+            self.built.append(name)
+            return True
+
+    server = LayeredMemory.from_stores(SQLiteRecordStore(":memory:"), QdrantVectorIndex.in_memory(), embedder="none")
+    assert server.index.optimize("lm_messages") is False and server.optimize() == {}
+    server.close()
+    manual = LayeredMemory.from_stores(SQLiteRecordStore(":memory:"), ManualIndex.in_memory(), embedder="none")
+    manual.add_messages([msg(i, t) for i, t in enumerate(TOPICS[:2], 1)])
+    assert manual.index.backend == "qdrant" and list(manual.optimize()) == ["lm_messages"]
+    assert ManualIndex.built == ["lm_messages"]
+    manual.close()
+
+
 def test_switching_embedders_needs_recreate_index(tmp_path, embedder):
     from layered_memory import SchemaMismatch
 

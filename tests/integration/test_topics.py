@@ -276,3 +276,31 @@ async def test_async_twins(tmp_path, embedder):
     await mem.topics.aprocess()
     res = await mem.topics.atopic_search("hiking")
     assert res.topics and res.topics[0].message_count == 2
+
+
+def test_issue11_recent_cache_comes_from_the_record_store_seam(tmp_path):
+    """The topic tier asks the RecordStore for a shared cache (``recent_cache``) instead of probing
+    ``records.client`` / ``.prefix`` / ``.backend``: any store offering one gets it used."""
+    from layered_memory.errors import InvalidInputError
+    from layered_memory.stores.sqlite import SQLiteRecordStore
+    from layered_memory.topics.cache import InProcessRecentCache
+
+    shared = InProcessRecentCache(size=5, ttl=60)
+    asked: list[tuple[int, int]] = []
+
+    class SharedCacheStore(SQLiteRecordStore):
+        def recent_cache(self, *, size: int, ttl: int) -> InProcessRecentCache:
+            asked.append((size, ttl))
+            return shared
+
+    settings = LayeredMemorySettings(topics=TopicSettings(recent_cache_size=7, recent_cache_ttl_seconds=99))
+    mem = LayeredMemory.from_stores(SharedCacheStore(str(tmp_path / "r.sqlite3")), None, embedder="none", settings=settings)
+    try:
+        assert mem.topics.cache is shared and asked == [(7, 99)]
+        feed(mem, "c1", [("a", "u1", "Where should we go hiking?")])
+        assert [m.message_id for m in shared.recent("default", "c1", 5)] == ["a"]
+    finally:
+        mem.close()
+    plain = LayeredMemorySettings(topics=TopicSettings(recent_cache="redis"))
+    with pytest.raises(InvalidInputError, match="shared cache"):
+        LayeredMemory.embedded(tmp_path / "plain", embedder="none", settings=plain)

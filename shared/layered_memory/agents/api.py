@@ -378,11 +378,8 @@ class Agent:
         in shared mode). Maintenance only: it blocks for seconds (10k points) to minutes (100k) and is never run
         on the request path; without it search is exact, which stays fast for filtered queries. Returns True
         when anything changed; False on backends that optimize by themselves (a Qdrant server)."""
-        run = getattr(self._store.index, "optimize", None)
-        if run is None:
-            return False
         self._store.ensure(self.info)
-        return bool(run(self.info.collection))
+        return self._store.index.optimize(self.info.collection)
 
     # -- reads ----------------------------------------------------------------------------------
     def count(self, filters: Mapping[str, Any] | None = None) -> int:

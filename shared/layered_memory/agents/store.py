@@ -258,11 +258,8 @@ class AgentStore:
 
     def _check_ids(self, scope: AgentScope, info: AgentInfo, items: Sequence[Interaction]) -> None:
         """An interaction_id already stored under another timestamp would leave two documents for one point."""
-        retrieve = getattr(self.index, "retrieve", None)
-        if retrieve is None:
-            return
         by_id = {scope.point_id(it.interaction_id): it for it in items}
-        for hit in retrieve(info.collection, list(by_id)):
+        for hit in self.index.retrieve(info.collection, list(by_id)):
             it = by_id.get(hit.id)
             if it is not None and hit.payload.get("doc_key") not in (None, it.key):
                 raise InvalidInputError(
@@ -340,11 +337,10 @@ class AgentStore:
     def vectors(self, scope: AgentScope, info: AgentInfo, interaction_ids: Sequence[str]) -> dict[str, list[float] | None]:
         """Stored dense vectors by interaction id (for exports with embeddings)."""
         ids = {scope.point_id(i): i for i in interaction_ids}
-        retrieve = getattr(self.index, "retrieve", None)
         out: dict[str, list[float] | None] = {i: None for i in interaction_ids}
-        if retrieve is None or not ids:
+        if not ids:
             return out
-        for hit in retrieve(info.collection, list(ids), with_vectors=True):
+        for hit in self.index.retrieve(info.collection, list(ids), with_vectors=True):
             if hit.payload.get("tenant") == scope.key and hit.id in ids:
                 out[ids[hit.id]] = hit.dense
         return out

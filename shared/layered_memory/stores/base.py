@@ -103,6 +103,28 @@ class RecordStore(Protocol):
 
     def count_docs(self, tenant: str, collection: str, *, prefix: str = "") -> int: ...
 
+    # -- shared cache -------------------------------------------------------------------------
+    def recent_cache(self, *, size: int, ttl: int) -> RecentCache | None:
+        """A recent-message cache every process using this store shares (Redis: the seed's ZSET + TTL
+        layout on the same client and prefix), or None when the store has none (then the topic tier
+        keeps one in process)."""
+
+
+@runtime_checkable
+class RecentCache(Protocol):
+    """The last ``size`` messages per (tenant, chat), each kept ``ttl`` seconds (seed 001, 2.5.2)."""
+
+    def push(self, tenant: str, messages: Sequence[Message]) -> None:
+        """Add or refresh messages (a message already cached is overwritten, e.g. with its topic_id)."""
+
+    def recent(self, tenant: str, chat_id: str, limit: int) -> list[Message]:
+        """The chat's newest ``limit`` cached messages, oldest first."""
+
+    def get(self, tenant: str, refs: Sequence[MessageRef]) -> list[Message | None]:
+        """Cached messages by (chat_id, message_id), None where not cached."""
+
+    def clear(self, tenant: str) -> None: ...
+
 
 @dataclass(slots=True)
 class SparseVector:
@@ -126,15 +148,26 @@ class IndexHit:
     dense: list[float] | None = None
 
 
+# What a VectorIndex declares in ``capabilities`` (callers test membership, never the backend name).
+MANUAL_OPTIMIZE = "manual_optimize"
+"""``optimize(name)`` builds the ANN (HNSW) index and merges segments, and nothing else does: until it runs,
+search is exact (brute force). It blocks writes, so it is maintenance, never on the request path (Qdrant
+Edge). Without it the backend optimizes by itself and ``optimize`` is a no-op returning False (a Qdrant server)."""
+INDEX_CAPABILITIES = frozenset({MANUAL_OPTIMIZE})
+
+
 @runtime_checkable
 class VectorIndex(Protocol):
     """Named vectors ``dense`` (cosine) and ``bm25`` (sparse, IDF modifier) with a filterable payload.
 
     Filters are ``qdrant_client.models.Filter`` objects on every backend (the Edge backend
     translates them). Flags are stored as int 0/1 (Qdrant Edge cannot match bools).
+    ``capabilities`` is a subset of :data:`INDEX_CAPABILITIES`; ``backend`` names the backend for
+    messages only.
     """
 
     backend: str  # "qdrant-edge" | "qdrant"
+    capabilities: frozenset[str]
 
     def ensure_collection(self, name: str, *, dense_dim: int | None, embedder: str | None = None) -> None:
         """Create the collection with the payload indexes if missing. Raises SchemaMismatch when an
@@ -169,9 +202,17 @@ class VectorIndex(Protocol):
     ) -> tuple[list[IndexHit], Any]:
         """A page of points and the offset of the next page (None at the end)."""
 
+    def retrieve(self, name: str, ids: Sequence[str], *, with_vectors: bool = False) -> list[IndexHit]:
+        """The points with these ids (missing ones left out; any order), payload always, ``dense``
+        when ``with_vectors``. Scores are 0."""
+
     def set_payload(self, name: str, ids: Sequence[str], payload: Mapping[str, Any]) -> None: ...
 
     def size_bytes(self, name: str) -> int: ...
+
+    def optimize(self, name: str) -> bool:
+        """Maintenance: build the ANN index of the collection (see :data:`MANUAL_OPTIMIZE`). Returns True
+        when anything changed; a backend that optimizes by itself returns False at once."""
 
     def close(self) -> None: ...
 

@@ -45,7 +45,7 @@ from ..errors import (
     NotFoundError,
 )
 from . import qdrant_common as qc
-from .base import IndexHit, SparseVector, VectorPoint
+from .base import MANUAL_OPTIMIZE, IndexHit, SparseVector, VectorPoint
 
 logger = logging.getLogger(__name__)
 
@@ -203,6 +203,7 @@ class QdrantEdgeVectorIndex:
     """
 
     backend = BACKEND
+    capabilities = frozenset({MANUAL_OPTIMIZE})  # optimize() builds HNSW; nothing else does
 
     def __init__(self, root_dir: str | os.PathLike[str]) -> None:
         self.root = Path(root_dir)

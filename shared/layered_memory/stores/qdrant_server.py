@@ -50,6 +50,7 @@ class QdrantVectorIndex:
     """
 
     backend = BACKEND
+    capabilities: frozenset[str] = frozenset()  # the server optimizes by itself
 
     def __init__(self, client: QdrantClient, *, location: str | None = None) -> None:
         self.client = client
@@ -316,6 +317,10 @@ class QdrantVectorIndex:
                      dense=qc.dense_of(r.vector) if with_vectors else None)
             for r in records
         ]
+
+    def optimize(self, name: str) -> bool:
+        """Nothing to do: a Qdrant server builds its indexes by itself (see ``stores.base.MANUAL_OPTIMIZE``)."""
+        return False
 
     # -- error mapping -----------------------------------------------------------------------------------
     @contextmanager

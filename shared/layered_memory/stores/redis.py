@@ -47,6 +47,7 @@ from ..errors import (
 )
 from ..models import Message, MessageRef
 from .base import INDEX_UPGRADES, MESSAGE_POINTS_V2
+from .redis_cache import RedisRecentCache
 from .sqlite import check_collection, check_limit, check_tenant, dump_doc, dump_message, load_message, not_stored, ref_pairs
 
 logger = logging.getLogger(__name__)
@@ -367,6 +368,10 @@ class RedisRecordStore:
     def close(self) -> None:
         if self._owns_client:
             self.client.close()
+
+    def recent_cache(self, *, size: int, ttl: int) -> RedisRecentCache:
+        """The seed's recent-message cache on this store's client and prefix, shared by every process."""
+        return RedisRecentCache(self.client, prefix=self.prefix, size=size, ttl=ttl)
 
     # -- messages -------------------------------------------------------------------------------
     @staticmethod

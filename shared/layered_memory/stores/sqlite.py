@@ -301,6 +301,10 @@ class SQLiteRecordStore:
         with self._lock:
             self._conn.close()
 
+    def recent_cache(self, *, size: int, ttl: int) -> None:
+        """None: an embedded store has no cache shared between processes (the topic tier keeps one in process)."""
+        return None
+
     # -- messages -------------------------------------------------------------------------------
     def put_messages(self, tenant: str, messages: Sequence[Message]) -> list[bool]:
         """Insert new messages in one transaction; a stored (chat_id, message_id) is left untouched.

@@ -29,7 +29,7 @@ from ..index.collection import IndexedCollection
 from ..indexing import message_point_id
 from ..models import Message, MessageRef, SearchResult, Topic, TopicSummary, check_id, iso, parse_time, utcnow
 from ..retrieval.fusion import rrf
-from .cache import InProcessRecentCache, RecentCache, RedisRecentCache
+from .cache import InProcessRecentCache, RecentCache
 from .llm import ModelCaller
 from .recall import MessageReader, short_term
 from .search import TopicHit, TopicSearchResult, fuse_topics, summary_hit
@@ -46,19 +46,17 @@ TOPIC_OPS = ("topic_decision", "topic_title", "segment_summary", "merge_summary"
 
 def _make_cache(core: Any) -> RecentCache | None:
     s = core.settings.topics
-    mode = s.recent_cache
-    client = getattr(core.records, "client", None)
-    if mode == "auto":
-        mode = "redis" if getattr(core.records, "backend", "") == "redis" and client is not None else "memory"
-    if mode == "none":
+    if s.recent_cache == "none":
         return None
-    if mode == "redis":
-        if client is None:
+    if s.recent_cache in ("auto", "redis"):  # the store's shared cache (Redis) when it has one
+        shared = core.records.recent_cache(size=s.recent_cache_size, ttl=s.recent_cache_ttl_seconds)
+        if shared is not None:
+            return shared
+        if s.recent_cache == "redis":
             raise InvalidInputError(
-                "topics.recent_cache", "redis", "needs a Redis RecordStore (its client is shared)",
+                "topics.recent_cache", "redis", f"needs a RecordStore with a shared cache (Redis), got {core.records!r}",
                 "use recent_cache='memory' or build the engine with LayeredMemory.from_urls(redis_url=...)",
             )
-        return RedisRecentCache(client, prefix=getattr(core.records, "prefix", "lm"), size=s.recent_cache_size, ttl=s.recent_cache_ttl_seconds)
     return InProcessRecentCache(s.recent_cache_size, s.recent_cache_ttl_seconds)
 
 
