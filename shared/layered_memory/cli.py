@@ -78,7 +78,8 @@ def main(ctx: click.Context, path: str | None, tenant: str | None, embedder: str
 
     Example: layered-memory demo
     """
-    ctx.obj = {"path": path, "tenant": tenant, "embedder": embedder, "redis_url": redis_url, "qdrant_url": qdrant_url}
+    ctx.obj = {"path": path, "tenant": tenant, "embedder": embedder, "redis_url": redis_url, "qdrant_url": qdrant_url,
+               "open_memory": _open}  # sub-command groups (agents/cli.py) open the engine through it
 
 
 def _print_context(messages: list[ContextMessage]) -> None:
@@ -229,7 +230,7 @@ def reindex(ctx: click.Context, recreate: bool) -> None:
     click.echo(f"reindexed {n} records")
 
 
-from .agents.cli import agent_group  # noqa: E402  (the agent group imports _open lazily)
+from .agents.cli import agent_group  # noqa: E402  (the agent group opens the engine via ctx.obj["open_memory"])
 
 main.add_command(agent_group)
 

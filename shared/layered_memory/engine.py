@@ -156,9 +156,10 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
             settings=settings, records=records, index=index, embedder=emb, chat_model=_resolve_chat_model(chat_model),
             analyzer=analyzer, indexer=indexer, searcher=searcher, count_tokens=get_token_counter(settings.context.encoding),
         )
+        from .knowledge.api import register_knowledge  # the long-term tier, fed by topic summaries
         from .topics.api import register_topics  # topic threading, mid and long tiers (seed 001)
 
-        register_topics(core)
+        register_knowledge(core, register_topics(core))
         mem = cls(core, settings.tenant)
         for tenant in records.tenants():  # crash recovery: index what was stored but not indexed
             n = mem.tenant(tenant).reindex() if recreate_index else indexer.flush(tenant)

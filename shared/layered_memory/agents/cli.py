@@ -20,9 +20,10 @@ import click
 
 
 def _open(ctx: click.Context) -> Any:
-    from ..cli import _open as open_memory  # lazy: cli.py imports this module
-
-    return open_memory(ctx.find_root())
+    """The engine of the root command's options: the root (``layered_memory.cli.main``) puts its opener in
+    ``ctx.obj["open_memory"]``, so this group never imports the module that imports it."""
+    root = ctx.find_root()
+    return root.obj["open_memory"](root)
 
 
 def _echo_json(data: Any) -> None:

@@ -165,20 +165,18 @@ class AgentSizeMonitor:
     # -- the check ------------------------------------------------------------------------------
     def check_once(self) -> list[AgentEvent]:
         """Check every active agent once; returns the events it emitted."""
-        from .api import Agent, _state
-
-        store = _state(self._mem).store
+        agents = self._mem.agents
         tenant = self._mem.tenant_id
         now = utcnow()
         events: list[AgentEvent] = []
-        for info in store.list(tenant, self._mem.bound_user):
+        for info in agents.store.list(tenant, self._mem.bound_user):
             if self.active_within is not None and (
                 info.last_activity is None or now - parse_time("last_activity", info.last_activity) > self.active_within
             ):
                 continue
             scope = AgentScope(tenant, info.user_id, info.agent_name)
             try:
-                agent = Agent(self._mem, scope, info)
+                agent = agents.get(info.user_id, info.agent_name)
                 event = self._check_agent(agent)
                 if self.optimize and info.collection_mode == "per_agent":
                     agent.optimize()

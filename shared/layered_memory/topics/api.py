@@ -227,7 +227,8 @@ class TopicRuntime:
 
 
 def register_topics(core: Any) -> TopicRuntime:
-    """Add the topic and knowledge tiers to an engine core (idempotent)."""
+    """Add the topic tier to an engine core (idempotent). The knowledge tier registers itself on top
+    (``knowledge.api.register_knowledge``): this module never imports the tier above it."""
     for p in core.processors:
         if isinstance(getattr(p, "__self__", None), TopicRuntime):
             return p.__self__
@@ -235,9 +236,6 @@ def register_topics(core: Any) -> TopicRuntime:
     core.write_hooks.append(rt.on_write)
     core.processors.append(rt.process)
     core.memory_sources.append(rt.memory_source)
-    from ..knowledge.api import register_knowledge
-
-    register_knowledge(core, rt)
     return rt
 
 
