@@ -1,171 +1,48 @@
-"""One VectorIndex conformance suite over Qdrant Edge (a tmp dir, the real engine) and qdrant-client local mode
-(``:memory:``, the test double of the server path). No mocks: every answer is checked against a numpy / Python
-truth computed here (cosine top-k, BM25-IDF top-k, weighted RRF, per-point filter predicates)."""
+"""The VectorIndex conformance suite (``layered_memory.testing``) over Qdrant Edge (a tmp dir, the real engine)
+and qdrant-client local mode (``:memory:``, the test double of the server path). Then what only these backends
+share or do: the two agree with each other, Edge persistence and its one-opener rule."""
 
 from __future__ import annotations
 
-import datetime as dt
-import math
 import subprocess
 import sys
-import uuid
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterator
 
-import numpy as np
 import pytest
-from qdrant_client import models
 
-from layered_memory.errors import (
-    BackendUnavailable,
-    CapabilityError,
-    InvalidInputError,
-    NotFoundError,
-    SchemaMismatch,
-)
-from layered_memory.stores import qdrant_common as qc
-from layered_memory.stores.base import IndexHit, SparseVector, VectorIndex, VectorPoint
+from layered_memory.errors import BackendUnavailable, InvalidInputError, SchemaMismatch
+from layered_memory.stores.base import VectorIndex
 from layered_memory.stores.qdrant_edge import QdrantEdgeVectorIndex
 from layered_memory.stores.qdrant_server import QdrantVectorIndex
-
-N = 400
-DIM = 64
-VOCAB = 400
-TENANTS = ["t0", "t1", "t2", "t3"]
-ROLES = ["user", "assistant", "tool"]
-COL = "messages"
-EPOCH = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
-
-
-# -- data and truths ------------------------------------------------------------------------------------
-
-
-@dataclass
-class Dataset:
-    ids: list[str]
-    X: np.ndarray  # unit dense vectors (N, DIM)
-    S: np.ndarray  # dense form of the sparse vectors (N, VOCAB)
-    payloads: list[dict[str, Any]]
-    points: list[VectorPoint]
-
-    def mask(self, pred: Callable[[dict[str, Any]], bool] | None) -> np.ndarray:
-        return np.array([True if pred is None else bool(pred(p)) for p in self.payloads])
-
-    def dense_truth(self, q: np.ndarray, pred=None, k: int = 10) -> list[tuple[str, float]]:
-        scores = self.X @ (q / np.linalg.norm(q))
-        return self._top(scores, self.mask(pred), k)
-
-    def idf(self) -> np.ndarray:
-        n_t = (self.S > 0).sum(axis=0)
-        return np.log(1.0 + (len(self.ids) - n_t + 0.5) / (n_t + 0.5))
-
-    def sparse_truth(self, q: SparseVector, pred=None, k: int = 10) -> list[tuple[str, float]]:
-        qv = np.zeros(VOCAB)
-        qv[q.indices] = q.values
-        scores = self.S @ (qv * self.idf())
-        return self._top(scores, self.mask(pred) & (self.S[:, q.indices] > 0).any(axis=1), k)
-
-    def _top(self, scores: np.ndarray, mask: np.ndarray, k: int) -> list[tuple[str, float]]:
-        rows = np.flatnonzero(mask)
-        order = rows[np.argsort(-scores[rows], kind="stable")][:k]
-        return [(self.ids[i], float(scores[i])) for i in order]
+from layered_memory.testing import VectorIndexConformance
+from layered_memory.testing.vector_index import (
+    COL,
+    DATA,
+    DIM,
+    FILTERS,
+    N,
+    assert_same_hits,
+    query_vectors,
+    scroll_all,
+)
 
 
-def _ts(i: int, rng: np.random.Generator) -> str:
-    t = EPOCH + dt.timedelta(seconds=int(rng.integers(0, 365 * 86400)))
-    s = t.strftime("%Y-%m-%dT%H:%M:%S")
-    return s + ("Z" if i % 2 else "+00:00")  # both UTC spellings are stored
+class TestQdrantEdge(VectorIndexConformance):
+    @pytest.fixture(scope="class")
+    def new_index(self, tmp_path_factory):
+        return lambda: QdrantEdgeVectorIndex(tmp_path_factory.mktemp("edge") / "vectors")
 
 
-def make_dataset(n: int = N, seed: int = 7) -> Dataset:
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, DIM))
-    X /= np.linalg.norm(X, axis=1, keepdims=True)
-    S = np.zeros((n, VOCAB))
-    zipf = 1.0 / np.arange(1, VOCAB + 1)
-    zipf /= zipf.sum()
-    ids, payloads, points = [], [], []
-    for i in range(n):
-        terms = np.unique(rng.choice(VOCAB, size=int(rng.integers(5, 16)), p=zipf))
-        tf = rng.integers(1, 4, size=len(terms)).astype(float)
-        # BM25-saturated tf (k1=1.2) times a length-norm-like jitter, so sparse scores do not tie
-        S[i, terms] = tf * 2.2 / (tf + 1.2) * rng.uniform(0.8, 1.2, size=len(terms))
-        pid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"msg-{seed}-{i}"))
-        payload = {
-            "tenant": TENANTS[i % len(TENANTS)],
-            "user_id": f"u{int(rng.integers(0, 6))}",
-            "role": ROLES[int(rng.integers(0, 3))],
-            "success": int(rng.integers(0, 2)),
-            "timestamp": _ts(i, rng),
-            "session_key": f"s{i % 7}",
-            "seq": i,
-        }
-        if i % 3 == 0:
-            payload["topic_id"] = f"topic{i % 5}"
-        ids.append(pid)
-        payloads.append(payload)
-        points.append(
-            VectorPoint(
-                id=pid,
-                payload=payload,
-                dense=X[i].tolist(),
-                sparse=SparseVector(indices=terms.tolist(), values=S[i, terms].tolist()),
-            )
-        )
-    return Dataset(ids, X, S, payloads, points)
-
-
-DATA = make_dataset()
-
-
-def ts(p: dict[str, Any]) -> dt.datetime:
-    return dt.datetime.fromisoformat(p["timestamp"].replace("Z", "+00:00"))
-
-
-def query_vectors(seed: int) -> tuple[np.ndarray, SparseVector]:
-    rng = np.random.default_rng(1000 + seed)
-    src = DATA.X[int(rng.integers(0, N))]
-    q = 0.7 * src + 0.3 * rng.normal(size=DIM) / math.sqrt(DIM)
-    terms = sorted({int(t) for t in rng.integers(0, 60, size=4)})
-    return q, SparseVector(indices=terms, values=[1.0] * len(terms))
-
-
-# -- fixtures: the backends ----------------------------------------------------------------------------
-
-BACKENDS = ["edge", "client-memory"]
-
-
-def make_index(kind: str, tmp_path) -> VectorIndex:
-    if kind == "edge":
-        return QdrantEdgeVectorIndex(tmp_path / "vectors")
-    return QdrantVectorIndex.in_memory()
-
-
-@pytest.fixture(scope="module", params=BACKENDS)
-def loaded(request, tmp_path_factory) -> Iterator[VectorIndex]:
-    """A read-only index holding DATA (shared by the read tests of one backend)."""
-    index = make_index(request.param, tmp_path_factory.mktemp(request.param))
-    index.ensure_collection(COL, dense_dim=DIM)
-    index.upsert(COL, DATA.points)
-    yield index
-    index.close()
-
-
-@pytest.fixture(params=BACKENDS)
-def fresh(request, tmp_path) -> Iterator[VectorIndex]:
-    """A writable index holding DATA, one per test."""
-    index = make_index(request.param, tmp_path)
-    index.ensure_collection(COL, dense_dim=DIM)
-    index.upsert(COL, DATA.points)
-    yield index
-    index.close()
+class TestQdrantClientLocal(VectorIndexConformance):
+    @pytest.fixture(scope="class")
+    def new_index(self):
+        return QdrantVectorIndex.in_memory
 
 
 @pytest.fixture(scope="module")
 def both(tmp_path_factory) -> Iterator[tuple[VectorIndex, VectorIndex]]:
-    a = make_index("edge", tmp_path_factory.mktemp("both"))
-    b = make_index("client-memory", None)
+    a = QdrantEdgeVectorIndex(tmp_path_factory.mktemp("both"))
+    b = QdrantVectorIndex.in_memory()
     for index in (a, b):
         index.ensure_collection(COL, dense_dim=DIM)
         index.upsert(COL, DATA.points)
@@ -174,131 +51,7 @@ def both(tmp_path_factory) -> Iterator[tuple[VectorIndex, VectorIndex]]:
     b.close()
 
 
-# -- helpers ---------------------------------------------------------------------------------------------
-
-
-def assert_ranking(got: list[IndexHit], want: list[tuple[str, float]], limit: int, rtol: float = 1e-4) -> None:
-    """``got`` is a correct top-``limit`` of ``want`` (a longer truth list): the same score sequence, and each
-    returned id has its true score. Tolerates any order among equal scores (RRF produces many ties)."""
-    truth = dict(want)
-    expected = [s for _, s in want[:limit]]
-    assert len(got) == len(expected), (len(got), len(expected))
-    np.testing.assert_allclose([h.score for h in got], expected, rtol=rtol, atol=1e-6)
-    for h in got:
-        assert h.id in truth, f"{h.id} is not in the truth list"
-        assert math.isclose(h.score, truth[h.id], rel_tol=rtol, abs_tol=1e-6), (h.id, h.score, truth[h.id])
-
-
-def assert_same_hits(a: list[IndexHit], b: list[IndexHit]) -> None:
-    """Two result lists agree: equal score sequences, the same ids above the cut-off score (RRF ties at the
-    cut may be broken differently), and the same score for every id both returned."""
-    np.testing.assert_allclose([h.score for h in a], [h.score for h in b], rtol=1e-4, atol=1e-6)
-    if a:
-        cut = a[-1].score + 1e-6
-        assert {h.id for h in a if h.score > cut} == {h.id for h in b if h.score > cut}
-    sb = {h.id: h.score for h in b}
-    for h in a:
-        if h.id in sb:
-            assert math.isclose(h.score, sb[h.id], rel_tol=1e-4, abs_tol=1e-6)
-
-
-def scroll_all(index: VectorIndex, flt=None, page: int = 37) -> list[IndexHit]:
-    out, offset = [], None
-    while True:
-        hits, offset = index.scroll(COL, filter=flt, limit=page, offset=offset)
-        out.extend(hits)
-        if offset is None:
-            return out
-
-
-def fc(key: str, **kw) -> models.FieldCondition:
-    return models.FieldCondition(key=key, **kw)
-
-
-TENANT_T1 = fc("tenant", match=models.MatchValue(value="t1"))
-MAR, JUN = "2024-03-01T00:00:00Z", "2024-06-01T00:00:00+00:00"
-FILTERS: dict[str, tuple[models.Filter, Callable[[dict[str, Any]], bool]]] = {
-    "keyword": (models.Filter(must=[TENANT_T1]), lambda p: p["tenant"] == "t1"),
-    "any": (models.Filter(must=[fc("role", match=models.MatchAny(any=["user", "tool"]))]), lambda p: p["role"] != "assistant"),
-    "except": (models.Filter(must=[fc("role", match=models.MatchExcept(**{"except": ["tool"]}))]), lambda p: p["role"] != "tool"),
-    "success=1": (models.Filter(must=[fc("success", match=models.MatchValue(value=1))]), lambda p: p["success"] == 1),
-    "success=0": (models.Filter(must=[fc("success", match=models.MatchValue(value=0))]), lambda p: p["success"] == 0),
-    "success range": (models.Filter(must=[fc("success", range=models.Range(gte=1))]), lambda p: p["success"] >= 1),
-    "datetime Z/+00:00": (
-        models.Filter(must=[fc("timestamp", range=models.DatetimeRange(gte=MAR, lt=JUN))]),
-        lambda p: dt.datetime(2024, 3, 1, tzinfo=dt.timezone.utc) <= ts(p) < dt.datetime(2024, 6, 1, tzinfo=dt.timezone.utc),
-    ),
-    "datetime objects": (
-        models.Filter(must=[fc("timestamp", range=models.DatetimeRange(
-            gt=dt.datetime(2024, 10, 1, 12, tzinfo=dt.timezone(dt.timedelta(hours=2)))))]),
-        lambda p: ts(p) > dt.datetime(2024, 10, 1, 10, tzinfo=dt.timezone.utc),
-    ),
-    "combined": (
-        models.Filter(
-            must=[TENANT_T1, fc("success", match=models.MatchValue(value=1))],
-            must_not=[fc("role", match=models.MatchValue(value="tool"))],
-            should=[fc("user_id", match=models.MatchValue(value="u1")), fc("user_id", match=models.MatchValue(value="u2"))],
-        ),
-        lambda p: p["tenant"] == "t1" and p["success"] == 1 and p["role"] != "tool" and p["user_id"] in ("u1", "u2"),
-    ),
-    "nested must_not": (
-        models.Filter(must_not=[models.Filter(must=[TENANT_T1, fc("role", match=models.MatchValue(value="user"))])]),
-        lambda p: not (p["tenant"] == "t1" and p["role"] == "user"),
-    ),
-    "is_empty": (models.Filter(must=[models.IsEmptyCondition(is_empty=models.PayloadField(key="topic_id"))]),
-                 lambda p: "topic_id" not in p),
-    "has_id": (models.Filter(must=[models.HasIdCondition(has_id=DATA.ids[::9])]),
-               lambda p: p["seq"] % 9 == 0),
-}
-
-
-# -- search ------------------------------------------------------------------------------------------------
-
-
-def test_protocol(loaded):
-    assert isinstance(loaded, VectorIndex)
-    assert loaded.has_collection(COL) and not loaded.has_collection("nope")
-    assert loaded.count(COL) == N
-
-
-@pytest.mark.parametrize("seed", range(5))
-def test_dense_exact_topk(loaded, seed):
-    q, _ = query_vectors(seed)
-    got = loaded.query(COL, dense=q.tolist(), limit=10)
-    assert_ranking(got, DATA.dense_truth(q, k=30), 10)
-    assert [h.id for h in got] == [i for i, _ in DATA.dense_truth(q, k=10)]
-
-
-@pytest.mark.parametrize("seed", range(5))
-def test_sparse_idf_scores_equal_numpy_bm25(loaded, seed):
-    _, s = query_vectors(seed)
-    got = loaded.query(COL, sparse=s, limit=10)
-    assert_ranking(got, DATA.sparse_truth(s, k=60), 10)
-
-
-@pytest.mark.parametrize("weights", [None, (1.0, 1.0), (3.0, 1.0), (0.5, 2.0)])
-@pytest.mark.parametrize("seed", range(3))
-def test_hybrid_equals_weighted_rrf_of_truths(loaded, seed, weights):
-    q, s = query_vectors(seed)
-    pl, k = 40, 2
-    dense = [IndexHit(i, sc) for i, sc in DATA.dense_truth(q, k=pl)]
-    sparse = [IndexHit(i, sc) for i, sc in DATA.sparse_truth(s, k=pl)]
-    want = qc.rrf_fuse([dense, sparse], k=k, weights=weights, limit=2 * pl)
-    got = loaded.query(COL, dense=q.tolist(), sparse=s, limit=10, prefetch_limit=pl, rrf_k=k, weights=weights)
-    assert_ranking(got, [(h.id, h.score) for h in want], 10)
-
-
-@pytest.mark.parametrize("fname", ["keyword", "combined", "datetime Z/+00:00", "success=0"])
-def test_filtered_hybrid_equals_truth(loaded, fname):
-    flt, pred = FILTERS[fname]
-    q, s = query_vectors(11)
-    pl = 30
-    dense = [IndexHit(i, sc) for i, sc in DATA.dense_truth(q, pred, k=pl)]
-    sparse = [IndexHit(i, sc) for i, sc in DATA.sparse_truth(s, pred, k=pl)]
-    want = qc.rrf_fuse([dense, sparse], k=60, limit=2 * pl)
-    got = loaded.query(COL, dense=q.tolist(), sparse=s, filter=flt, limit=10, prefetch_limit=pl)
-    assert_ranking(got, [(h.id, h.score) for h in want], min(10, len(want)))
-    assert all(pred(h.payload) for h in got)
+# -- the two backends agree --------------------------------------------------------------------------------
 
 
 def test_backends_agree(both):
@@ -322,155 +75,6 @@ def test_edge_filter_top_level_equals_per_prefetch(both):
         top = edge.run_query(COL, edge.plan_query(COL, **kw))
         inner = edge.run_query(COL, edge.plan_query(COL, filter_in_prefetch=True, **kw))
         assert_same_hits(top, inner)
-
-
-# -- filters ---------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("fname", list(FILTERS))
-def test_filter_matches_python_truth_per_point(loaded, fname):
-    flt, pred = FILTERS[fname]
-    truth = {pid for pid, p in zip(DATA.ids, DATA.payloads) if pred(p)}
-    assert 0 < len(truth) < N, "the filter must split the data"
-    assert loaded.count(COL, flt) == len(truth)
-    assert {h.id for h in scroll_all(loaded, flt)} == truth
-    q, s = query_vectors(5)
-    for h in loaded.query(COL, dense=q.tolist(), sparse=s, filter=flt, limit=50):
-        assert h.id in truth
-
-
-def test_dict_filter_is_accepted(loaded):
-    flt = {"must": [{"key": "tenant", "match": {"value": "t2"}}]}
-    assert loaded.count(COL, flt) == sum(p["tenant"] == "t2" for p in DATA.payloads)
-
-
-def test_bool_match_is_rejected_with_the_fix(loaded):
-    flt = models.Filter(must=[fc("success", match=models.MatchValue(value=True))])
-    with pytest.raises(InvalidInputError, match="int 0/1"):
-        loaded.count(COL, flt)
-
-
-@pytest.mark.parametrize("tenant", TENANTS)
-def test_tenant_isolation(loaded, tenant):
-    flt = models.Filter(must=[fc("tenant", match=models.MatchValue(value=tenant))])
-    others = [i for i, p in enumerate(DATA.payloads) if p["tenant"] != tenant]
-    for row in others[:8]:  # query with another tenant's exact vectors: still never returned
-        s = DATA.points[row].sparse
-        for kw in ({"dense": DATA.points[row].dense}, {"sparse": s}, {"dense": DATA.points[row].dense, "sparse": s}):
-            hits = loaded.query(COL, filter=flt, limit=50, prefetch_limit=100, **kw)
-            assert hits and all(h.payload["tenant"] == tenant for h in hits)
-            assert DATA.ids[row] not in {h.id for h in hits}
-
-
-# -- writes and paging -------------------------------------------------------------------------------------
-
-
-def test_scroll_pages_are_stable_and_complete(loaded):
-    pages = scroll_all(loaded, page=37)
-    assert [h.id for h in pages] == sorted(DATA.ids, key=uuid.UUID)
-    one, nxt = loaded.scroll(COL, limit=N + 5)
-    assert nxt is None and [h.id for h in one] == [h.id for h in pages]
-    first, _ = loaded.scroll(COL, limit=3, with_vectors=True)
-    row = DATA.ids.index(first[0].id)
-    np.testing.assert_allclose(first[0].dense, DATA.X[row], rtol=1e-5, atol=1e-6)
-    assert first[0].payload == DATA.payloads[row]
-
-
-def test_count_delete_set_payload(fresh):
-    ids = DATA.ids
-    fresh.delete(COL, ids=ids[:10])
-    assert fresh.count(COL) == N - 10
-    fresh.delete(COL, ids=[])  # no-op, not "delete everything"
-    t3 = models.Filter(must=[fc("tenant", match=models.MatchValue(value="t3"))])
-    n_t3 = sum(p["tenant"] == "t3" for p in DATA.payloads[10:])
-    fresh.delete(COL, filter=t3)
-    assert fresh.count(COL) == N - 10 - n_t3 and fresh.count(COL, t3) == 0
-    # ids AND filter: only the listed ids that match
-    t0 = models.Filter(must=[fc("tenant", match=models.MatchValue(value="t0"))])
-    listed = ids[10:30]
-    fresh.delete(COL, ids=listed, filter=t0)
-    gone = {i for i, p in zip(ids[10:30], DATA.payloads[10:30]) if p["tenant"] == "t0"}
-    left = {h.id for h in scroll_all(fresh)}
-    assert not gone & left and set(listed) - gone - {i for i, p in zip(ids, DATA.payloads) if p["tenant"] == "t3"} <= left
-    with pytest.raises(InvalidInputError):
-        fresh.delete(COL)
-    # set_payload merges keys; a deleted (missing) id is ignored
-    fresh.set_payload(COL, [ids[0], ids[50], ids[53]], {"topic_id": "new", "success": 1})
-    got = fresh.count(COL, models.Filter(must=[fc("topic_id", match=models.MatchValue(value="new"))]))
-    assert got == 2
-    hit = next(h for h in scroll_all(fresh) if h.id == ids[50])
-    assert hit.payload["tenant"] == DATA.payloads[50]["tenant"] and hit.payload["topic_id"] == "new"
-    with pytest.raises(InvalidInputError, match="int 0/1"):
-        fresh.set_payload(COL, [ids[50]], {"success": True})
-
-
-def test_upsert_overwrites_and_validates(fresh):
-    p = DATA.points[100]
-    fresh.upsert(COL, [VectorPoint(id=p.id, payload={**p.payload, "role": "system"}, dense=p.dense, sparse=p.sparse)])
-    assert fresh.count(COL) == N
-    assert fresh.count(COL, models.Filter(must=[fc("role", match=models.MatchValue(value="system"))])) == 1
-    with pytest.raises(InvalidInputError, match="UUID"):
-        fresh.upsert(COL, [VectorPoint(id="msg-1", payload={}, dense=p.dense)])
-    with pytest.raises(InvalidInputError, match=f"size {DIM}"):
-        fresh.upsert(COL, [VectorPoint(id=str(uuid.uuid4()), payload={}, dense=[0.1] * (DIM + 1))])
-    with pytest.raises(InvalidInputError, match=f"size {DIM}"):
-        fresh.query(COL, dense=[0.1] * 3)
-    assert fresh.count(COL) == N  # rejected batches wrote nothing
-
-
-def test_drop_and_missing_collection(fresh):
-    fresh.drop_collection(COL)
-    assert not fresh.has_collection(COL)
-    with pytest.raises(NotFoundError):
-        fresh.count(COL)
-    fresh.drop_collection(COL)  # idempotent
-
-
-# -- schema -------------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("kind", BACKENDS)
-def test_schema_mismatch_on_dense_size_change(kind, tmp_path):
-    index = make_index(kind, tmp_path)
-    index.ensure_collection("m", dense_dim=8, embedder="model-a")
-    index.ensure_collection("m", dense_dim=8, embedder="model-a")  # idempotent
-    with pytest.raises(SchemaMismatch, match="dense size 8.*dense size 16") as err:
-        index.ensure_collection("m", dense_dim=16)
-    assert "recreate_index=True" in str(err.value)
-    with pytest.raises(SchemaMismatch, match="model-a.*model-b"):
-        index.ensure_collection("m", dense_dim=8, embedder="model-b")
-    index.close()
-
-
-@pytest.mark.parametrize("kind", BACKENDS)
-def test_sparse_only_collection(kind, tmp_path):
-    index = make_index(kind, tmp_path)
-    index.ensure_collection("lex", dense_dim=None)
-    index.upsert("lex", [VectorPoint(id=p.id, payload=p.payload, sparse=p.sparse) for p in DATA.points[:50]])
-    _, s = query_vectors(1)
-    assert index.query("lex", sparse=s, limit=5)
-    with pytest.raises(CapabilityError, match="no dense vector"):
-        index.query("lex", dense=[0.1] * DIM)
-    with pytest.raises(SchemaMismatch, match="no dense vector"):
-        index.ensure_collection("lex", dense_dim=DIM)
-    index.close()
-
-
-@pytest.mark.parametrize("kind", BACKENDS)
-def test_idf_counts_only_points_with_a_sparse_vector(kind, tmp_path):
-    """IDF's N is the number of points that have a ``bm25`` vector, not all points (same on both backends)."""
-    index = make_index(kind, tmp_path)
-    index.ensure_collection("mix", dense_dim=4)
-    pid = [str(uuid.UUID(int=i)) for i in range(1, 5)]
-    index.upsert("mix", [
-        VectorPoint(pid[0], {}, dense=[1, 0, 0, 0], sparse=SparseVector([1, 2], [1.0, 1.0])),
-        VectorPoint(pid[1], {}, sparse=SparseVector([2], [1.0])),
-        VectorPoint(pid[2], {}, dense=[0, 1, 0, 0]),
-        VectorPoint(pid[3], {}, dense=[0, 1, 1, 0]),
-    ])
-    (hit,) = index.query("mix", sparse=SparseVector([1], [1.0]))
-    assert hit.id == pid[0] and math.isclose(hit.score, math.log(1 + 1.5 / 1.5), rel_tol=1e-5)  # N=2, n=1
-    index.close()
 
 
 # -- Edge only: persistence and the one-opener rule ------------------------------------------------------------
