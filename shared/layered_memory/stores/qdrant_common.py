@@ -109,7 +109,7 @@ def client_index_schema(kind: str) -> Any:
 # -- validation -----------------------------------------------------------------------------------------
 
 
-def point_id(value: Any, field: str = "id") -> str:
+def check_point_id(value: Any, field: str = "id") -> str:
     """A canonical UUID string; other strings are rejected as on every Qdrant backend."""
     if isinstance(value, uuid.UUID):
         return str(value)
@@ -156,7 +156,7 @@ def check_points(points: Sequence[VectorPoint], dense_dim: int | None, *, name: 
     """Validate a whole batch before anything is written. Returns the canonical ids."""
     ids = []
     for i, p in enumerate(points):
-        ids.append(point_id(p.id, f"points[{i}].id"))
+        ids.append(check_point_id(p.id, f"points[{i}].id"))
         check_dense(p.dense, dense_dim, name=name, field=f"points[{i}].dense")
         check_sparse(p.sparse, field=f"points[{i}].sparse")
         if p.dense is None and p.sparse is None:

@@ -92,7 +92,7 @@ def _cond(c: Any) -> Any:
     if isinstance(c, models.FieldCondition):
         return _field(c)
     if isinstance(c, models.HasIdCondition):
-        return qe.HasIdCondition({qc.point_id(i, "HasIdCondition.has_id") for i in c.has_id})
+        return qe.HasIdCondition({qc.check_point_id(i, "HasIdCondition.has_id") for i in c.has_id})
     if isinstance(c, models.IsEmptyCondition):
         return qe.IsEmptyCondition(c.is_empty.key)
     if isinstance(c, models.IsNullCondition):
@@ -380,7 +380,7 @@ class QdrantEdgeVectorIndex:
         f = qc.as_filter(filter)
         if ids is None and f is None:
             raise InvalidInputError("ids/filter", None, "delete needs ids or a filter", "use drop_collection to delete all")
-        canon = [qc.point_id(i, "ids") for i in ids] if ids is not None else None
+        canon = [qc.check_point_id(i, "ids") for i in ids] if ids is not None else None
         with self._lock, _edge_errors("delete", col.path):
             if f is None:
                 if canon:
@@ -395,7 +395,7 @@ class QdrantEdgeVectorIndex:
     def set_payload(self, name: str, ids: Sequence[str], payload: Mapping[str, Any]) -> None:
         """Merge ``payload`` keys into the payload of each point in ``ids`` (missing ids are ignored)."""
         col = self._collection(name)
-        canon = [qc.point_id(i, "ids") for i in ids]
+        canon = [qc.check_point_id(i, "ids") for i in ids]
         qc.check_payload(payload, field="payload")
         if not canon:
             return
@@ -482,7 +482,7 @@ class QdrantEdgeVectorIndex:
         """A page in point-id order and the id to pass as ``offset`` for the next page (None at the end)."""
         col = self._collection(name)
         f = to_edge_filter(qc.as_filter(filter))
-        start = qc.point_id(offset, "offset") if offset is not None else None
+        start = qc.check_point_id(offset, "offset") if offset is not None else None
         request = qe.ScrollRequest(
             offset=start, limit=limit, filter=f, with_payload=True, with_vector=[qc.DENSE] if with_vectors else False
         )
@@ -492,7 +492,7 @@ class QdrantEdgeVectorIndex:
 
     def retrieve(self, name: str, ids: Sequence[str], *, with_vectors: bool = False) -> list[IndexHit]:
         col = self._collection(name)
-        canon = [qc.point_id(i, "ids") for i in ids]
+        canon = [qc.check_point_id(i, "ids") for i in ids]
         with _edge_errors("retrieve", col.path):
             # Edge 0.9: with_payload / with_vector are required positionally despite the stub.
             records = col.shard.retrieve(canon, True, [qc.DENSE] if with_vectors else False)

@@ -204,7 +204,7 @@ class QdrantVectorIndex:
         f = qc.as_filter(filter)
         if ids is None and f is None:
             raise InvalidInputError("ids/filter", None, "delete needs ids or a filter", "use drop_collection to delete all")
-        canon = [qc.point_id(i, "ids") for i in ids] if ids is not None else None
+        canon = [qc.check_point_id(i, "ids") for i in ids] if ids is not None else None
         if canon is not None and not canon:
             return
         if f is None:
@@ -219,7 +219,7 @@ class QdrantVectorIndex:
     def set_payload(self, name: str, ids: Sequence[str], payload: Mapping[str, Any]) -> None:
         """Merge ``payload`` keys into the payload of each point in ``ids`` (missing ids are ignored)."""
         self._schema(name)
-        canon = [qc.point_id(i, "ids") for i in ids]
+        canon = [qc.check_point_id(i, "ids") for i in ids]
         qc.check_payload(payload, field="payload")
         if not canon:
             return
@@ -291,7 +291,7 @@ class QdrantVectorIndex:
     ) -> tuple[list[IndexHit], Any]:
         """A page in point-id order and the id to pass as ``offset`` for the next page (None at the end)."""
         f = qc.as_filter(filter)
-        start = qc.point_id(offset, "offset") if offset is not None else None
+        start = qc.check_point_id(offset, "offset") if offset is not None else None
         with self._errors("scroll", name):
             records, nxt = self.client.scroll(
                 name, scroll_filter=f, limit=limit, offset=start, with_payload=True,
@@ -307,7 +307,7 @@ class QdrantVectorIndex:
         return hits, (str(nxt) if nxt is not None else None)
 
     def retrieve(self, name: str, ids: Sequence[str], *, with_vectors: bool = False) -> list[IndexHit]:
-        canon = [qc.point_id(i, "ids") for i in ids]
+        canon = [qc.check_point_id(i, "ids") for i in ids]
         with self._errors("retrieve", name):
             records = self.client.retrieve(
                 name, ids=canon, with_payload=True, with_vectors=[qc.DENSE] if with_vectors else False
