@@ -30,7 +30,7 @@ from .errors import InvalidInputError
 from .index.collection import Entry, IndexedCollection
 from .index.filters import Condition, Eq, Range
 from .indexing import point_id
-from .models import iso, parse_time, utcnow
+from .models import check_json, iso, parse_time, utcnow
 
 if TYPE_CHECKING:
     from .engine import LayeredMemory
@@ -257,10 +257,11 @@ class Items:
         ns, key = check_namespace(namespace), _check_key(key)
         if not isinstance(value, Mapping):
             raise InvalidInputError("value", value, "must be a dict (a JSON object)", "wrap it, e.g. {'text': ...}")
+        check_json("value", value)
         if index is True:
             index = None
         if index is not False and index is not None and (
-            isinstance(index, str) or not all(isinstance(f, str) and f for f in index)
+            not isinstance(index, (list, tuple)) or not all(isinstance(f, str) and f for f in index)
         ):
             raise InvalidInputError("index", index, "must be False, None or a list of JSON paths", "e.g. index=['text']")
         fields = None if index is None else (False if index is False else list(index))
@@ -444,8 +445,11 @@ class Items:
     ) -> list[tuple[str, ...]]:
         """Distinct namespaces (sorted), optionally by prefix / suffix (``"*"`` matches any one label),
         truncated to ``max_depth`` labels."""
-        pre = tuple(prefix or ())
-        suf = tuple(suffix or ())
+        pre = check_namespace(prefix or (), prefix=True)
+        suf = check_namespace(suffix or (), prefix=True)
+        for name, v, lo in (("max_depth", max_depth, 1), ("limit", limit, 0), ("offset", offset, 0)):
+            if (v is not None or name != "max_depth") and (isinstance(v, bool) or not isinstance(v, int) or v < lo):
+                raise InvalidInputError(name, v, f"must be an int >= {lo}", f"pass e.g. {name}={max(lo, 1)}")
         fixed: list[str] = []
         for label in pre:
             if label == "*":

@@ -40,7 +40,7 @@ from pydantic import BaseModel, Field, WithJsonSchema, model_validator
 
 from .errors import InvalidInputError
 from .index.scope import check_user_id
-from .models import SearchHit, SearchResult
+from .models import SearchHit, SearchResult, check_id
 from .retrieval.plan import ROUTES
 from .userdata import TASK_STATUSES
 
@@ -307,6 +307,8 @@ def _search_args(queries: Any, filters: Any, k: Any, route: Any, query: Any) -> 
         except ValueError:
             pass
     if query is not None:
+        if not isinstance(queries, (str, list, tuple, type(None))):
+            raise InvalidInputError("queries", queries, "must be a string or a list of strings", 'pass e.g. ["docker install"]')
         queries = [query] if queries in (None, "", []) else ([queries] if isinstance(queries, str) else list(queries)) + [query]
     return queries, _as_filters(filters), _as_int("k", k, SEARCH_DEFAULT_K), route or "hybrid"
 
@@ -442,7 +444,7 @@ def _topic_args(mem: LayeredMemory, query: Any, chat_id: Any, k: Any, user_id: s
     n = _as_int("k", k, TOPIC_SEARCH_DEFAULT_K)
     if n < 1:  # as for qdrant_search_memory's limit: asking for no topics is an error, not "No topics found"
         raise InvalidInputError("k", n, "must be at least 1", f"pass e.g. k={TOPIC_SEARCH_DEFAULT_K}")
-    return {"chat_id": chat_id or None, "user_id": mem.scope.owner(user_id), "k": n}
+    return {"chat_id": check_id("chat_id", chat_id or None, optional=True), "user_id": mem.scope.owner(user_id), "k": n}
 
 
 def _topics_failed(exc: BaseException) -> tuple[str, dict[str, Any]]:

@@ -59,6 +59,8 @@ def normalize_queries(queries: str | Sequence[str] | None, *, max_chars: int = 2
     """
     if queries is None:
         raise InvalidInputError("queries", queries, "at least one query is required", "pass a string or a list of strings")
+    if not isinstance(queries, (str, list, tuple)):
+        raise InvalidInputError("queries", queries, "must be a string or a list of strings", "pass e.g. ['docker install']")
     items = [queries] if isinstance(queries, str) else list(queries)
     if not items:
         raise InvalidInputError("queries", queries, "the list is empty", "pass at least one non-blank query")
