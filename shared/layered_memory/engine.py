@@ -171,13 +171,17 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
         cls, path: str | os.PathLike[str] = ".layered_memory", *, embedder: Any = _DEFAULT, chat_model: Any = None,
         settings: LayeredMemorySettings | None = None, recreate_index: bool = False,
     ) -> LayeredMemory:
-        """SQLite + Qdrant Edge under ``path`` (created if missing). No server."""
+        """SQLite + Qdrant Edge under ``path`` (created if missing). No server.
+
+        The record file is ``settings.sqlite.path`` when set, else ``<path>/records.sqlite3``, opened
+        with ``settings.sqlite.synchronous`` (FULL by default: acknowledged writes survive a power loss)."""
         from .stores.qdrant_edge import QdrantEdgeVectorIndex
         from .stores.sqlite import SQLiteRecordStore
 
         path = os.fspath(path)
         os.makedirs(path, exist_ok=True)
-        records = SQLiteRecordStore(os.path.join(path, "records.sqlite3"))
+        settings = settings or LayeredMemorySettings()
+        records = SQLiteRecordStore.from_settings(settings.sqlite, path)
         index = QdrantEdgeVectorIndex(os.path.join(path, "vectors"))
         return cls.from_stores(
             records, index, embedder=embedder, chat_model=chat_model, settings=settings, recreate_index=recreate_index
