@@ -30,7 +30,7 @@ class _Group(click.Group):
         except LayeredMemoryError as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(2)
-        except (OSError, json.JSONDecodeError) as exc:
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:  # unreadable files (agent import, ...)
             click.echo(f"error: {exc}", err=True)
             ctx.exit(2)
         except click.ClickException as exc:

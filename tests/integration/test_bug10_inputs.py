@@ -205,3 +205,19 @@ def test_bug10_ingest_reports_bad_files_and_options(tmp_path: Path, content: byt
     result = CliRunner().invoke(cli_main, ["--path", str(tmp_path / "s"), "--embedder", "none", *args])
     assert result.exit_code == 2 and expected in result.output, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+@pytest.mark.parametrize("content", ["[" * 100_000 + "]" * 100_000, '{"user_id": ' + "9" * 5000 + "}", b"\xff\xfe{}"])
+def test_bug10_agent_import_reports_unreadable_files(tmp_path: Path, content: str | bytes) -> None:
+    src = tmp_path / "agent.json"
+    src.write_bytes(content if isinstance(content, bytes) else content.encode())
+    result = CliRunner().invoke(cli_main, ["--path", str(tmp_path / "s"), "--embedder", "none", "agent", "import", str(src)])
+    assert result.exit_code == 2 and result.output.startswith("error: "), result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+
+
+def test_bug10_agent_stats_period_before_year_1_is_an_input_error(mem: LayeredMemory) -> None:
+    agent = mem.agents.create("u1", "statistician")
+    with pytest.raises(InvalidInputError) as exc:
+        agent.stats(period_days=10**11)
+    _input_error(exc, "period_days")
