@@ -221,3 +221,12 @@ def test_bug10_agent_stats_period_before_year_1_is_an_input_error(mem: LayeredMe
     with pytest.raises(InvalidInputError) as exc:
         agent.stats(period_days=10**11)
     _input_error(exc, "period_days")
+
+
+def test_bug10_langchain_retriever_refuses_non_dict_filters(mem: LayeredMemory) -> None:
+    pytest.importorskip("langchain_core")
+    from langchain_layered_memory import LayeredMemoryRetriever
+
+    with pytest.raises(InvalidInputError) as exc:
+        LayeredMemoryRetriever(memory=mem, user_id="u1").invoke("payments", filters=["role"])
+    _input_error(exc, "filters")
