@@ -23,7 +23,8 @@ class SQLiteSettings(_Section):
     """The embedded record store. ``synchronous`` is SQLite's ``PRAGMA synchronous`` in WAL mode:
     FULL (default) fsyncs the WAL at every commit, so an acknowledged message survives a power
     loss or an OS crash; NORMAL survives a crash of the application only (the last commits may roll
-    back after a power loss) and saves one fsync per write; EXTRA also fsyncs the directory."""
+    back after a power loss) and saves one fsync per write; EXTRA adds a directory sync that matters
+    outside WAL mode only."""
 
     path: str | None = None  # None: <data_dir>/records.sqlite3 (LayeredMemory.embedded / from_settings honour it)
     synchronous: Literal["NORMAL", "FULL", "EXTRA"] = "FULL"

@@ -144,6 +144,12 @@ def check_filter(flt: object) -> dict[str, Any]:
                     raise InvalidInputError("filter", k, f"is not a supported operator (supported: {', '.join(OPERATORS)})", "use one of them")
                 walk(v)
 
+    for field in flt:  # becomes a Qdrant JSON path: "a.b", "a[0]"; empty labels, spaces and quotes are invalid there
+        if not isinstance(field, str) or (not field.startswith("$") and (
+            any(not label for label in field.split(".")) or any(c.isspace() or c == '"' for c in field)
+        )):
+            raise InvalidInputError("filter", field, "field names are dot-separated non-empty labels without spaces or quotes",
+                                    "e.g. {'kind': 'note'} or {'meta.lang': 'en'}")
     walk(flt)
     return dict(flt)
 

@@ -41,7 +41,7 @@ from pydantic import BaseModel, Field, WithJsonSchema, model_validator
 from .errors import InvalidInputError
 from .index.scope import check_user_id
 from .models import SearchHit, SearchResult, check_id
-from .retrieval.plan import ROUTES
+from .retrieval.plan import MAX_K, ROUTES
 from .userdata import TASK_STATUSES
 
 if TYPE_CHECKING:
@@ -442,8 +442,8 @@ def _topic_args(mem: LayeredMemory, query: Any, chat_id: Any, k: Any, user_id: s
     if not isinstance(query, str) or not query.strip():
         raise InvalidInputError("query", query, "is required and must be a non-empty string", "describe the subject")
     n = _as_int("k", k, TOPIC_SEARCH_DEFAULT_K)
-    if n < 1:  # as for qdrant_search_memory's limit: asking for no topics is an error, not "No topics found"
-        raise InvalidInputError("k", n, "must be at least 1", f"pass e.g. k={TOPIC_SEARCH_DEFAULT_K}")
+    if not 1 <= n <= MAX_K:  # as for qdrant_search_memory's limit: asking for no topics is an error, not "No topics found"
+        raise InvalidInputError("k", n, f"must be from 1 to {MAX_K}", f"pass e.g. k={TOPIC_SEARCH_DEFAULT_K}")
     return {"chat_id": check_id("chat_id", chat_id or None, optional=True), "user_id": mem.scope.owner(user_id), "k": n}
 
 

@@ -230,3 +230,25 @@ def test_bug10_langchain_retriever_refuses_non_dict_filters(mem: LayeredMemory) 
     with pytest.raises(InvalidInputError) as exc:
         LayeredMemoryRetriever(memory=mem, user_id="u1").invoke("payments", filters=["role"])
     _input_error(exc, "filters")
+
+
+@pytest.mark.parametrize("field", ["", " ", "a b", '"', "a..b", ".a", "a."])
+def test_bug10_item_filter_fields_must_be_valid_paths(mem: LayeredMemory, field: str) -> None:
+    """Found by the slow fuzz run: the field became an invalid Qdrant JSON path (ValueError)."""
+    with pytest.raises(InvalidInputError) as exc:
+        mem.items.search(("memories",), query="tea", filter={field: 1})
+    _input_error(exc, "filter")
+
+
+def test_bug10_limits_beyond_sqlite_integers_are_input_errors(mem: LayeredMemory) -> None:
+    with pytest.raises(InvalidInputError) as exc:
+        mem.get_session_messages("u1", "c1", limit=2**64)
+    _input_error(exc, "limit")
+    with pytest.raises(InvalidInputError):
+        mem.list_sessions("u1", limit=10**30)
+
+
+def test_bug10_topic_search_tool_bounds_k(mem: LayeredMemory) -> None:
+    from layered_memory import tools
+
+    assert tools.topic_search_tool(mem.for_user("u1"), "payments", k=10**5000).startswith("Error searching topics: k=<int>: must be from 1 to 100")

@@ -103,9 +103,12 @@ def check_collection(collection: object) -> str:
     return check_id("collection", collection)  # type: ignore[return-value]
 
 
+MAX_LIMIT = 2**62  # SQLite integers are 64-bit; larger limits raised OverflowError
+
+
 def check_limit(limit: object) -> int:
-    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
-        raise InvalidInputError("limit", limit, "must be an int >= 0", "pass e.g. limit=10")
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 0 <= limit <= MAX_LIMIT:
+        raise InvalidInputError("limit", limit, f"must be an int from 0 to {MAX_LIMIT}", "pass e.g. limit=10")
     return limit
 
 
@@ -191,8 +194,8 @@ class SQLiteRecordStore:
     Args:
         path: a file path (its directory must exist) or ``":memory:"``.
         synchronous: SQLite's ``PRAGMA synchronous`` in WAL mode; ``FULL`` (default) survives a power
-            loss (one WAL fsync per write), ``NORMAL`` an application crash only, ``EXTRA`` also syncs
-            the directory. See ``SQLiteSettings``.
+            loss (one WAL fsync per write), ``NORMAL`` an application crash only; ``EXTRA`` equals FULL
+            in WAL mode. See ``SQLiteSettings``.
     """
 
     backend = "sqlite"
