@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -131,6 +132,9 @@ def _apply(op: str, actual: Any, want: Any) -> bool:
     raise InvalidInputError("filter", op, f"is not a supported operator (supported: {', '.join(OPERATORS)})", "use one of them")
 
 
+_LABEL = re.compile(r"[\w-]+(?:\[\d*\])*")
+
+
 def check_filter(flt: object) -> dict[str, Any]:
     if flt is None:
         return {}
@@ -138,17 +142,21 @@ def check_filter(flt: object) -> dict[str, Any]:
         raise InvalidInputError("filter", flt, "must be a dict of field -> value or {'$op': value}", "e.g. {'kind': {'$ne': 'x'}}")
 
     def walk(node: Any) -> None:
+        if isinstance(node, (int, float)) and not isinstance(node, bool):
+            try:
+                if not math.isfinite(float(node)):
+                    raise OverflowError
+            except OverflowError:
+                raise InvalidInputError("filter", node, "numbers must be finite and fit a 64-bit float", "use a smaller number") from None
         if isinstance(node, Mapping):
             for k, v in node.items():
                 if isinstance(k, str) and k.startswith("$") and k not in OPERATORS:
                     raise InvalidInputError("filter", k, f"is not a supported operator (supported: {', '.join(OPERATORS)})", "use one of them")
                 walk(v)
 
-    for field in flt:  # becomes a Qdrant JSON path: "a.b", "a[0]"; empty labels, spaces and quotes are invalid there
-        if not isinstance(field, str) or (not field.startswith("$") and (
-            any(not label for label in field.split(".")) or any(c.isspace() or c == '"' for c in field)
-        )):
-            raise InvalidInputError("filter", field, "field names are dot-separated non-empty labels without spaces or quotes",
+    for field in flt:  # becomes a Qdrant JSON path: "a.b", "a[0]"; other punctuation is invalid there
+        if not isinstance(field, str) or (not field.startswith("$") and not all(_LABEL.fullmatch(x) for x in field.split("."))):
+            raise InvalidInputError("filter", field, "field names are dot-separated labels of letters, digits, '_' and '-'",
                                     "e.g. {'kind': 'note'} or {'meta.lang': 'en'}")
     walk(flt)
     return dict(flt)

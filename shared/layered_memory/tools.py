@@ -211,7 +211,10 @@ def _as_int(name: str, value: Any, default: int) -> int:
     if value is None:
         return default
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        value = int(value.strip())
+        try:
+            value = int(value.strip())
+        except ValueError:  # "²" is a digit to isdigit() but not to int()
+            pass
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):

@@ -232,7 +232,7 @@ def test_bug10_langchain_retriever_refuses_non_dict_filters(mem: LayeredMemory) 
     _input_error(exc, "filters")
 
 
-@pytest.mark.parametrize("field", ["", " ", "a b", '"', "a..b", ".a", "a."])
+@pytest.mark.parametrize("field", ["", " ", "a b", '"', "a..b", ".a", "a.", ":", "a,b", "a[b"])
 def test_bug10_item_filter_fields_must_be_valid_paths(mem: LayeredMemory, field: str) -> None:
     """Found by the slow fuzz run: the field became an invalid Qdrant JSON path (ValueError)."""
     with pytest.raises(InvalidInputError) as exc:
@@ -252,3 +252,16 @@ def test_bug10_topic_search_tool_bounds_k(mem: LayeredMemory) -> None:
     from layered_memory import tools
 
     assert tools.topic_search_tool(mem.for_user("u1"), "payments", k=10**5000).startswith("Error searching topics: k=<int>: must be from 1 to 100")
+
+
+@pytest.mark.parametrize("bound", [10**400, math.nan, math.inf])
+def test_bug10_item_filter_numbers_must_fit_a_float(mem: LayeredMemory, bound: Any) -> None:
+    with pytest.raises(InvalidInputError) as exc:
+        mem.items.search(("memories",), query="tea", filter={"n": {"$gt": bound}})
+    _input_error(exc, "filter")
+
+
+def test_bug10_tool_limits_that_only_look_like_digits(mem: LayeredMemory) -> None:
+    from layered_memory import tools
+
+    assert tools.qdrant_search_memory(mem.for_user("u1"), "payments", limit="²").startswith("Error searching memory: limit='²'")
