@@ -265,3 +265,10 @@ def test_bug10_tool_limits_that_only_look_like_digits(mem: LayeredMemory) -> Non
     from layered_memory import tools
 
     assert tools.qdrant_search_memory(mem.for_user("u1"), "payments", limit="²").startswith("Error searching memory: limit='²'")
+
+
+def test_bug10_huge_int_filter_values_are_input_errors(mem: LayeredMemory) -> None:
+    """Found by the fuzz suite: str() of a 5000-digit filter value raised ValueError."""
+    with pytest.raises(InvalidInputError) as exc:
+        mem.search("payments", filters={"session_key": [10**5000]})
+    _input_error(exc, "filters.session_key")
