@@ -64,7 +64,7 @@ def safe_id(raw: str | None) -> tuple[str, str | None]:
     """(message_id, original id when it had to be changed)."""
     if raw is None or raw == "":
         return uuid.uuid4().hex, None
-    if _ID.match(raw):
+    if _ID.fullmatch(raw):  # "$" alone would pass a trailing newline
         return raw, None
     return "lc-" + hashlib.sha1(raw.encode()).hexdigest()[:32], raw
 

@@ -15,6 +15,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, field_validator
 
 from layered_memory import LayeredMemory, SearchResult
+from layered_memory.errors import InvalidInputError
 from layered_memory.index import check_user_id
 
 
@@ -55,6 +56,8 @@ class LayeredMemoryRetriever(BaseRetriever):
         return self.memory.for_user(self.user_id) if self.user_id is not None else self.memory
 
     def _args(self, k: int | None, filters: Mapping[str, Any] | None, route: str | None) -> dict[str, Any]:
+        if filters is not None and not isinstance(filters, Mapping):
+            raise InvalidInputError("filters", filters, "must be a dict of filter names to values", 'pass e.g. {"role": "user"}')
         return {
             "k": self.k if k is None else k,
             "filters": {**self.filters, **(filters or {})},

@@ -28,12 +28,12 @@ def free_port() -> int:
 class RedisServer:
     """A throwaway ``redis-server`` process (no persistence) on 127.0.0.1."""
 
-    def __init__(self, binary: str) -> None:
+    def __init__(self, binary: str, *extra_args: str) -> None:
         self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.proc = subprocess.Popen(
             [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--daemonize", "no"],
+             "--daemonize", "no", *extra_args],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 10

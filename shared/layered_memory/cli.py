@@ -30,7 +30,7 @@ class _Group(click.Group):
         except LayeredMemoryError as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(2)
-        except (OSError, json.JSONDecodeError) as exc:
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:  # unreadable files (agent import, ...)
             click.echo(f"error: {exc}", err=True)
             ctx.exit(2)
         except click.ClickException as exc:
@@ -125,7 +125,7 @@ def demo(ctx: click.Context, keep: str | None) -> None:
 
 @main.command()
 @click.argument("file", type=click.File("r", encoding="utf-8"))
-@click.option("--batch", default=256, show_default=True, help="Messages per batch.")
+@click.option("--batch", default=256, show_default=True, type=click.IntRange(min=1), help="Messages per batch.")
 @click.pass_context
 def ingest(ctx: click.Context, file: Any, batch: int) -> None:
     """Add messages from a JSON Lines file (one seed 001 message object per line).
@@ -134,7 +134,10 @@ def ingest(ctx: click.Context, file: Any, batch: int) -> None:
     """
     from tqdm import tqdm
 
-    lines = [line for line in file if line.strip()]
+    try:
+        lines = [line for line in file if line.strip()]
+    except UnicodeDecodeError as exc:
+        raise click.ClickException(f"{file.name}: not UTF-8 text ({exc.reason} at byte {exc.start}); save the file as UTF-8") from None
     with _open(ctx) as mem, tqdm(total=len(lines), unit="msg", file=sys.stderr, disable=len(lines) < 500) as bar:
         for start in range(0, len(lines), batch):
             chunk = []
@@ -143,6 +146,8 @@ def ingest(ctx: click.Context, file: Any, batch: int) -> None:
                     chunk.append(json.loads(line))
                 except json.JSONDecodeError as exc:
                     raise click.ClickException(f"line {no}: not JSON ({exc.msg}); fix the line or remove it") from None
+                except RecursionError:
+                    raise click.ClickException(f"line {no}: JSON nested too deeply to parse; flatten the line or remove it") from None
             try:
                 mem.add_messages(chunk)
             except LayeredMemoryError as exc:

@@ -5,7 +5,9 @@ Nested values use ``__``: ``LAYERED_MEMORY_REDIS__URL=redis://localhost:6379/0``
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_SHORT_TERM_WINDOW = 10
@@ -18,7 +20,19 @@ class _Section(BaseModel):
 
 
 class SQLiteSettings(_Section):
-    path: str | None = None  # None: <data_dir>/records.sqlite3
+    """The embedded record store. ``synchronous`` is SQLite's ``PRAGMA synchronous`` in WAL mode:
+    FULL (default) fsyncs the WAL at every commit, so an acknowledged message survives a power
+    loss or an OS crash; NORMAL survives a crash of the application only (the last commits may roll
+    back after a power loss) and saves one fsync per write; EXTRA adds a directory sync that matters
+    outside WAL mode only."""
+
+    path: str | None = None  # None: <data_dir>/records.sqlite3 (LayeredMemory.embedded / from_settings honour it)
+    synchronous: Literal["NORMAL", "FULL", "EXTRA"] = "FULL"
+
+    @field_validator("synchronous", mode="before")
+    @classmethod
+    def _upper(cls, v: object) -> object:
+        return v.upper() if isinstance(v, str) else v
 
 
 class RedisSettings(_Section):

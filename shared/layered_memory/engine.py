@@ -172,13 +172,17 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
         cls, path: str | os.PathLike[str] = ".layered_memory", *, embedder: Any = _DEFAULT, chat_model: Any = None,
         settings: LayeredMemorySettings | None = None, recreate_index: bool = False,
     ) -> LayeredMemory:
-        """SQLite + Qdrant Edge under ``path`` (created if missing). No server."""
+        """SQLite + Qdrant Edge under ``path`` (created if missing). No server.
+
+        The record file is ``settings.sqlite.path`` when set, else ``<path>/records.sqlite3``, opened
+        with ``settings.sqlite.synchronous`` (FULL by default: acknowledged writes survive a power loss)."""
         from .stores.qdrant_edge import QdrantEdgeVectorIndex
         from .stores.sqlite import SQLiteRecordStore
 
         path = os.fspath(path)
         os.makedirs(path, exist_ok=True)
-        records = SQLiteRecordStore(os.path.join(path, "records.sqlite3"))
+        settings = settings or LayeredMemorySettings()
+        records = SQLiteRecordStore.from_settings(settings.sqlite, path)
         index = QdrantEdgeVectorIndex(os.path.join(path, "vectors"))
         return cls.from_stores(
             records, index, embedder=embedder, chat_model=chat_model, settings=settings, recreate_index=recreate_index
@@ -323,7 +327,13 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
         return self.add_messages([message if message is not None else fields])[0]
 
     def add_messages(self, messages: Iterable[Mapping[str, Any] | Message]) -> list[Message]:
-        """Store a batch atomically (all or nothing); embeddings are computed in one batch."""
+        """Store a batch atomically (all or nothing); embeddings are computed in one batch.
+
+        Every message is validated before the first write (session registrations included).
+        A write that raised ``BackendTimeout`` may still have been applied: retrying is safe, it
+        returns the stored messages (idempotent by message_id)."""
+        if isinstance(messages, (str, bytes, Mapping, Message)) or not isinstance(messages, Iterable):
+            raise InvalidInputError("messages", messages, "must be a list of dicts or Messages", "use add_message for one message")
         msgs = [self._validate(m) for m in messages]
         unique: dict[MessageRef, Message] = {}
         for m in msgs:
@@ -396,6 +406,7 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
     def get_session_messages(self, user_id: str | None, session_id: str, *, limit: int | None = None) -> list[Message]:
         """A user's messages in one session, oldest first (the last ``limit`` when given)."""
         user_id = self._user(user_id)
+        session_id = check_id("session_id", session_id)  # type: ignore[assignment]
         if limit is not None:
             return self._core.records.window(self.tenant_id, user_id=user_id, session_key=session_id, limit=limit)
         out: list[Message] = []
@@ -411,7 +422,7 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
         """Delete a user's messages of one session (or all sessions) and their summary. Returns the count."""
         user_id = self._user(user_id)
         if session_id is not None:
-            check_id("session_id", session_id)  # "" is no session: refused, never "every session"
+            session_id = check_id("session_id", session_id)  # "" is no session: refused, never "every session"
         core = self._core
         with core.write_lock:
             ids = core.records.delete_messages(self.tenant_id, user_id=user_id, session_key=session_id)
@@ -453,6 +464,10 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
             ("bm25" when the embedder failed or is missing; ``fallback_reason`` says why) and timings.
         """
         if query is not None:
+            if not isinstance(query, str):
+                raise InvalidInputError("query", query, "must be a string", "pass the query text")
+            if queries is not None and not isinstance(queries, (str, list, tuple)):
+                raise InvalidInputError("queries", queries, "must be a string or a list of strings", "pass e.g. ['docker install']")
             queries = [query] if queries is None else ([queries] if isinstance(queries, str) else list(queries)) + [query]
         plan = self.plan_search(queries, filters=filters, k=k, route=route)
         return self._core.searcher.execute(plan, self.tenant_id)
@@ -471,6 +486,7 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
         ``include_vector``; they never repeat the window. The whole fits ``max_tokens``.
         """
         user_id = self._user(user_id)
+        session_id, query, max_tokens, task_id = _context_args(session_id, query, include_vector, max_tokens, task_id)
         core = self._core
         cfg = core.settings.memory
         summary = self._current_summary(user_id, session_id)
@@ -586,6 +602,22 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _context_args(session_id: Any, query: Any, include_vector: Any, max_tokens: Any, task_id: Any) -> tuple[str, str | None, int | None, str | None]:
+    """The checked arguments of ``get_context_for_user`` (all before any read).
+
+    Raises:
+        InvalidInputError: naming the argument, the rule and the fix.
+    """
+    session_id = check_id("session_id", session_id)
+    if query is not None and not isinstance(query, str):
+        raise InvalidInputError("query", query, "must be a string or None", "pass the user's latest message text")
+    if not isinstance(include_vector, bool):
+        raise InvalidInputError("include_vector", include_vector, "must be True or False", "pass a bool")
+    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1):
+        raise InvalidInputError("max_tokens", max_tokens, "must be an int >= 1 or None", "pass e.g. max_tokens=2000")
+    return session_id, query, max_tokens, check_id("task_id", task_id, optional=True)  # type: ignore[return-value]
 
 
 def _aligned(plan: SearchPlan, texts: list[str], vectors: list[list[float]]) -> list[list[float]]:

@@ -30,7 +30,10 @@ class InvalidInputError(LayeredMemoryError, ValueError):
     """A value breaks a rule. The message names the field, the rule and the fix."""
 
     def __init__(self, field: str, value: object, rule: str, fix: str) -> None:
-        shown = repr(value)
+        try:
+            shown = repr(value)
+        except (ValueError, RecursionError):  # an int over 4300 digits, a deeply nested value
+            shown = f"<{type(value).__name__}>"
         if len(shown) > 80:
             shown = shown[:77] + "..."
         super().__init__(f"{field}={shown}: {rule}; {fix}")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -30,7 +31,7 @@ from .errors import InvalidInputError
 from .index.collection import Entry, IndexedCollection
 from .index.filters import Condition, Eq, Range
 from .indexing import point_id
-from .models import iso, parse_time, utcnow
+from .models import check_json, iso, parse_time, utcnow
 
 if TYPE_CHECKING:
     from .engine import LayeredMemory
@@ -131,6 +132,9 @@ def _apply(op: str, actual: Any, want: Any) -> bool:
     raise InvalidInputError("filter", op, f"is not a supported operator (supported: {', '.join(OPERATORS)})", "use one of them")
 
 
+_LABEL = re.compile(r"[\w-]+(?:\[\d*\])*")
+
+
 def check_filter(flt: object) -> dict[str, Any]:
     if flt is None:
         return {}
@@ -138,12 +142,22 @@ def check_filter(flt: object) -> dict[str, Any]:
         raise InvalidInputError("filter", flt, "must be a dict of field -> value or {'$op': value}", "e.g. {'kind': {'$ne': 'x'}}")
 
     def walk(node: Any) -> None:
+        if isinstance(node, (int, float)) and not isinstance(node, bool):
+            try:
+                if not math.isfinite(float(node)):
+                    raise OverflowError
+            except OverflowError:
+                raise InvalidInputError("filter", node, "numbers must be finite and fit a 64-bit float", "use a smaller number") from None
         if isinstance(node, Mapping):
             for k, v in node.items():
                 if isinstance(k, str) and k.startswith("$") and k not in OPERATORS:
                     raise InvalidInputError("filter", k, f"is not a supported operator (supported: {', '.join(OPERATORS)})", "use one of them")
                 walk(v)
 
+    for field in flt:  # becomes a Qdrant JSON path: "a.b", "a[0]"; other punctuation is invalid there
+        if not isinstance(field, str) or (not field.startswith("$") and not all(_LABEL.fullmatch(x) for x in field.split("."))):
+            raise InvalidInputError("filter", field, "field names are dot-separated labels of letters, digits, '_' and '-'",
+                                    "e.g. {'kind': 'note'} or {'meta.lang': 'en'}")
     walk(flt)
     return dict(flt)
 
@@ -257,10 +271,11 @@ class Items:
         ns, key = check_namespace(namespace), _check_key(key)
         if not isinstance(value, Mapping):
             raise InvalidInputError("value", value, "must be a dict (a JSON object)", "wrap it, e.g. {'text': ...}")
+        check_json("value", value)
         if index is True:
             index = None
         if index is not False and index is not None and (
-            isinstance(index, str) or not all(isinstance(f, str) and f for f in index)
+            not isinstance(index, (list, tuple)) or not all(isinstance(f, str) and f for f in index)
         ):
             raise InvalidInputError("index", index, "must be False, None or a list of JSON paths", "e.g. index=['text']")
         fields = None if index is None else (False if index is False else list(index))
@@ -444,8 +459,11 @@ class Items:
     ) -> list[tuple[str, ...]]:
         """Distinct namespaces (sorted), optionally by prefix / suffix (``"*"`` matches any one label),
         truncated to ``max_depth`` labels."""
-        pre = tuple(prefix or ())
-        suf = tuple(suffix or ())
+        pre = check_namespace(prefix or (), prefix=True)
+        suf = check_namespace(suffix or (), prefix=True)
+        for name, v, lo in (("max_depth", max_depth, 1), ("limit", limit, 0), ("offset", offset, 0)):
+            if (v is not None or name != "max_depth") and (isinstance(v, bool) or not isinstance(v, int) or v < lo):
+                raise InvalidInputError(name, v, f"must be an int >= {lo}", f"pass e.g. {name}={max(lo, 1)}")
         fixed: list[str] = []
         for label in pre:
             if label == "*":

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -18,7 +18,7 @@ from .errors import InvalidInputError
 
 ROLES = ("user", "assistant", "system", "tool")
 INTERACTION_TYPES = ("task_execution", "tool_call", "user_message", "agent_response")
-ID_PATTERN = re.compile(r"^[A-Za-z0-9_.:@/+=\-]{1,200}$")
+ID_PATTERN = re.compile(r"[A-Za-z0-9_.:@/+=\-]{1,200}")  # used with fullmatch: "$" would accept a trailing newline
 ID_RULE = "ids are 1-200 characters of letters, digits and _ . : @ / + = -"
 DEFAULT_TENANT = "default"
 
@@ -37,9 +37,9 @@ def check_id(field: str, value: object, *, optional: bool = False) -> str | None
         if optional:
             return None
         raise InvalidInputError(field, value, "is required", f"pass a non-empty {field}")
-    if isinstance(value, int) and not isinstance(value, bool):
-        value = str(value)
-    if not isinstance(value, str) or not ID_PATTERN.match(value):
+    if isinstance(value, int) and not isinstance(value, bool) and -(10**200) < value < 10**200:
+        value = str(value)  # larger ints break the length rule below (and str() refuses > 4300 digits)
+    if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
         raise InvalidInputError(field, value, ID_RULE, f"replace spaces and other characters in {field}")
     return value
 
@@ -53,14 +53,20 @@ def parse_time(field: str, value: object) -> datetime:
     if isinstance(value, datetime):
         dt = value
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        dt = datetime.fromtimestamp(float(value), tz=timezone.utc)
+        try:
+            dt = datetime.fromtimestamp(float(value), tz=timezone.utc)
+        except (OverflowError, OSError, ValueError):  # nan, inf, beyond year 1..9999
+            raise InvalidInputError(
+                field, value, "is not an epoch time in seconds between years 1 and 9999",
+                "pass seconds since 1970 (e.g. 1705314600) or an ISO string such as 2024-01-15T10:30:00Z",
+            ) from None
     elif isinstance(value, str):
         text = value.strip()
         if text.endswith(("Z", "z")):
             text = text[:-1] + "+00:00"
         try:
             dt = datetime.fromisoformat(text)
-        except ValueError:
+        except (ValueError, OverflowError):
             raise InvalidInputError(
                 field, value, "is not an ISO 8601 timestamp", "use e.g. 2024-01-15T10:30:00Z"
             ) from None
@@ -73,7 +79,46 @@ def parse_time(field: str, value: object) -> datetime:
             field, value, "has no time zone (naive timestamps are ambiguous)",
             "pass an aware datetime (datetime.now(timezone.utc)) or an ISO string ending in Z or +00:00",
         )
-    return dt.astimezone(timezone.utc)
+    try:
+        return dt.astimezone(timezone.utc)
+    except OverflowError:  # e.g. 0001-01-01T00:00:00+01:00 is before year 1 in UTC
+        raise InvalidInputError(field, value, "falls outside years 1..9999 in UTC", "pass a date within that range") from None
+
+
+MAX_JSON_DEPTH = 32
+
+
+def check_json(field: str, value: object, *, max_depth: int = MAX_JSON_DEPTH) -> None:
+    """Check that ``value`` is plain JSON: str keys, finite numbers, at most ``max_depth`` levels.
+
+    Walks iteratively (no RecursionError); deeper values could be written but not read back
+    (pydantic's JSON parser stops at ~200 levels).
+
+    Raises:
+        InvalidInputError: naming the first offending path.
+    """
+    stack: list[tuple[str, object, int]] = [(field, value, 1)]
+    while stack:
+        path, v, depth = stack.pop()
+        if v is None or isinstance(v, (str, bool, int)):
+            continue
+        if isinstance(v, float):
+            if v != v or v in (float("inf"), float("-inf")):
+                raise InvalidInputError(path, v, "NaN and infinity are not JSON", "store a finite number or null")
+            continue
+        if depth > max_depth:
+            raise InvalidInputError(field, "...", f"nests deeper than {max_depth} levels", "flatten it")
+        if isinstance(v, Mapping):
+            for k, item in v.items():
+                if not isinstance(k, str):
+                    raise InvalidInputError(f"{path} key", k, "JSON object keys must be strings", "convert the key to str")
+                stack.append((f"{path}.{k}"[:200], item, depth + 1))
+        elif isinstance(v, (list, tuple)):
+            stack.extend((f"{path}[{i}]"[:200], item, depth + 1) for i, item in enumerate(v))
+        else:
+            raise InvalidInputError(
+                path, v, f"a {type(v).__name__} is not JSON", "use str, numbers, bools, None, lists and dicts"
+            )
 
 
 def iso(dt: datetime) -> str:
@@ -199,10 +244,13 @@ class Message(_Record):
         """
         if isinstance(data, Message):
             data = data.model_dump()
+        if not isinstance(data, Mapping):
+            raise InvalidInputError("message", data, "must be a dict or a Message", "pass the seed 001 message fields")
         try:
-            msg = cls.model_validate(data)
+            msg = cls.model_validate(dict(data))
         except ValidationError as exc:
             raise as_input_error(exc) from None
+        check_json("metadata", msg.metadata)  # here, not in the store: nothing may be written before it fails
         if not msg.session_key:
             msg.session_key = msg.chat_id
         return msg

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .indexing import speaker
-from .models import Message, iso
+from .models import Message, check_id, iso
 from .providers.base import ChatModel
 from .retrieval.analyzer import Analyzer
 
@@ -103,12 +103,14 @@ class SummaryMixin:
     _core: Any
 
     def get_summary(self, user_id: str | None, session_id: str) -> str | None:
+        session_id = check_id("session_id", session_id)  # type: ignore[assignment]
         doc = self._core.records.get_docs(self.tenant_id, SUMMARIES, [f"{self._user(user_id)}|{session_id}"])[0]
         return doc["text"] if doc else None
 
     def refresh_summary(self, user_id: str | None, session_id: str, *, force: bool = False) -> str | None:
         """Summarize the session's messages older than the window when enough are uncovered (or ``force``)."""
         user_id = self._user(user_id)
+        session_id = check_id("session_id", session_id)  # type: ignore[assignment]
         core = self._core
         mem_cfg = core.settings.memory
         key = f"{user_id}|{session_id}"

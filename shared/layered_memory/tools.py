@@ -40,8 +40,8 @@ from pydantic import BaseModel, Field, WithJsonSchema, model_validator
 
 from .errors import InvalidInputError
 from .index.scope import check_user_id
-from .models import SearchHit, SearchResult
-from .retrieval.plan import ROUTES
+from .models import SearchHit, SearchResult, check_id
+from .retrieval.plan import MAX_K, ROUTES
 from .userdata import TASK_STATUSES
 
 if TYPE_CHECKING:
@@ -211,7 +211,10 @@ def _as_int(name: str, value: Any, default: int) -> int:
     if value is None:
         return default
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        value = int(value.strip())
+        try:
+            value = int(value.strip())
+        except ValueError:  # "²" is a digit to isdigit() but not to int()
+            pass
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
@@ -307,6 +310,8 @@ def _search_args(queries: Any, filters: Any, k: Any, route: Any, query: Any) -> 
         except ValueError:
             pass
     if query is not None:
+        if not isinstance(queries, (str, list, tuple, type(None))):
+            raise InvalidInputError("queries", queries, "must be a string or a list of strings", 'pass e.g. ["docker install"]')
         queries = [query] if queries in (None, "", []) else ([queries] if isinstance(queries, str) else list(queries)) + [query]
     return queries, _as_filters(filters), _as_int("k", k, SEARCH_DEFAULT_K), route or "hybrid"
 
@@ -440,9 +445,9 @@ def _topic_args(mem: LayeredMemory, query: Any, chat_id: Any, k: Any, user_id: s
     if not isinstance(query, str) or not query.strip():
         raise InvalidInputError("query", query, "is required and must be a non-empty string", "describe the subject")
     n = _as_int("k", k, TOPIC_SEARCH_DEFAULT_K)
-    if n < 1:  # as for qdrant_search_memory's limit: asking for no topics is an error, not "No topics found"
-        raise InvalidInputError("k", n, "must be at least 1", f"pass e.g. k={TOPIC_SEARCH_DEFAULT_K}")
-    return {"chat_id": chat_id or None, "user_id": mem.scope.owner(user_id), "k": n}
+    if not 1 <= n <= MAX_K:  # as for qdrant_search_memory's limit: asking for no topics is an error, not "No topics found"
+        raise InvalidInputError("k", n, f"must be from 1 to {MAX_K}", f"pass e.g. k={TOPIC_SEARCH_DEFAULT_K}")
+    return {"chat_id": check_id("chat_id", chat_id or None, optional=True), "user_id": mem.scope.owner(user_id), "k": n}
 
 
 def _topics_failed(exc: BaseException) -> tuple[str, dict[str, Any]]:

@@ -13,8 +13,10 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from .errors import InvalidInputError, NotFoundError
-from .models import Task, check_id, iso, parse_time, utcnow
+from .models import Task, as_input_error, check_id, check_json, iso, parse_time, utcnow
 
 if TYPE_CHECKING:
     from .stores.base import RecordStore
@@ -42,6 +44,7 @@ class UserDataMixin:
         user_id = self._user(user_id)  # type: ignore[attr-defined]
         if not isinstance(data, Mapping):
             raise InvalidInputError("data", data, "must be a mapping of field names to values", "pass a dict")
+        check_json("data", data)  # before json.dumps: a deeply nested value would raise RecursionError there
         current = (self.get_user_data(user_id) or {}) if merge else {}
         current.update(data)
         current = {k: v for k, v in current.items() if v is not None}
@@ -76,6 +79,9 @@ class UserDataMixin:
         prefix = self._task_prefix(task_id, user_id)
         if not isinstance(content, str) or not content.strip():
             raise InvalidInputError("content", content, "must be a non-empty string", "pass the tool's output as text")
+        if tool_name is not None and not isinstance(tool_name, str):
+            raise InvalidInputError("tool_name", tool_name, "must be a string or None", "pass the tool's name")
+        user_id = check_id("user_id", user_id, optional=True)
         now = utcnow()
         owner = prefix.split("|", 1)[0] or None
         item = {"task_id": task_id, "content": content, "tool_name": tool_name, "user_id": owner, "timestamp": iso(now)}
@@ -98,6 +104,11 @@ class UserDataMixin:
         user_id = self._user(user_id)  # type: ignore[attr-defined]
         if not isinstance(title, str) or not title.strip():
             raise InvalidInputError("title", title, "must be a non-empty string", "give the task a title")
+        if not isinstance(description, str):
+            raise InvalidInputError("description", description, "must be a string", 'pass "" for none')
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise InvalidInputError("metadata", metadata, "must be a dict", 'pass e.g. metadata={"source": "chat"}')
+        check_json("metadata", metadata)
         task = Task(
             task_id=check_id("task_id", task_id or uuid.uuid4().hex[:12]), user_id=user_id, title=title.strip(),
             description=description, due=parse_time("due", due) if due is not None else None, metadata=dict(metadata or {}),
@@ -107,6 +118,7 @@ class UserDataMixin:
 
     def get_task(self, user_id: str | None, task_id: str) -> Task:
         user_id = self._user(user_id)  # type: ignore[attr-defined]
+        task_id = check_id("task_id", task_id)  # type: ignore[assignment]
         doc = self._records.get_docs(self.tenant_id, TASKS, [f"{user_id}|{task_id}"])[0]
         if doc is None:
             raise NotFoundError(f"task {task_id!r} of user {user_id!r} does not exist; list_tasks shows the user's tasks")
@@ -123,8 +135,14 @@ class UserDataMixin:
             raise InvalidInputError("status", changes["status"], f"must be one of {', '.join(TASK_STATUSES)}", "pick one")
         if changes.get("due") is not None:
             changes["due"] = parse_time("due", changes["due"])
+        if "title" in changes and (not isinstance(changes["title"], str) or not changes["title"].strip()):
+            raise InvalidInputError("title", changes["title"], "must be a non-empty string", "give the task a title")
+        check_json("metadata", changes.get("metadata"))
         data = task.model_dump() | changes | {"update_time": utcnow()}
-        task = Task.model_validate(data)
+        try:
+            task = Task.model_validate(data)
+        except ValidationError as exc:
+            raise as_input_error(exc) from None
         self._records.put_docs(self.tenant_id, TASKS, {f"{task.user_id}|{task.task_id}": task.model_dump(mode="json")})
         return task
 

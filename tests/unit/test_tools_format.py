@@ -212,5 +212,5 @@ def test_list_tasks_tool(mem) -> None:
 def test_topic_search_tool_reports_errors_as_text(mem) -> None:
     assert tools.topic_search_tool(mem, "").startswith("Error searching topics: query='': is required")
     assert tools.topic_search_tool(mem.for_user("u1"), "docker", k="x").startswith("Error searching topics: k='x'")
-    assert tools.topic_search_tool(mem.for_user("u1"), "docker", k=0).startswith("Error searching topics: k=0: must be at least 1")
+    assert tools.topic_search_tool(mem.for_user("u1"), "docker", k=0).startswith("Error searching topics: k=0: must be from 1 to 100")
     assert tools.topic_search_tool(mem.for_user("u1"), None).startswith("Error searching topics: query=None: is required")

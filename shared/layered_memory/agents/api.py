@@ -18,6 +18,7 @@ Every public operation has an async twin (``acreate``, ``aadd_interaction``, ``a
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 import weakref
@@ -82,6 +83,20 @@ def _state(mem: LayeredMemory) -> _State:
     return state
 
 
+def _check_vectors(vectors: Any, n: int) -> list[list[float]]:
+    """Precomputed embeddings: one finite float vector per item."""
+    if isinstance(vectors, (str, bytes, Mapping)) or not isinstance(vectors, Sequence) or len(vectors) != n:
+        raise InvalidInputError("vectors", vectors, f"must be a list of {n} vectors, one per item", "pass vectors=None to embed")
+    out = []
+    for v in vectors:
+        if isinstance(v, (str, bytes)) or not isinstance(v, Sequence) or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in v
+        ):
+            raise InvalidInputError("vectors", v, "every vector is a list of finite numbers", "pass the embedder's output")
+        out.append([float(x) for x in v])
+    return out
+
+
 def _merge_filters(filters: Mapping[str, Any] | None, **named: Any) -> dict[str, Any]:
     out = dict(check_filters(filters, "search"))
     for name, value in named.items():
@@ -106,7 +121,7 @@ class Agents:
         return _state(self._mem).store
 
     def _scope(self, user_id: str, agent_name: str) -> AgentScope:
-        user = self._mem._user(None if user_id is None else str(user_id))
+        user = self._mem._user(user_id)
         return AgentScope.of(self._mem.tenant_id, user, agent_name)
 
     def configure(self, *, collection_mode: str = "per_agent") -> None:
@@ -259,6 +274,8 @@ class Agent:
 
             agent.add_interaction("called search_docs('qdrant')", interaction_type="tool_call", task_id="t1")
         """
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise InvalidInputError("metadata", metadata, "must be a dict", 'pass e.g. metadata={"tool": "pytest"}')
         data: dict[str, Any] = {
             "text": text, "interaction_type": interaction_type, "task_id": task_id, "success": success,
             "error_details": error_details, "metadata": dict(metadata or {}),
@@ -275,8 +292,12 @@ class Agent:
         """Store a batch (all or nothing; embedded in one batch). ``vectors``: precomputed embeddings from
         the configured embedder, one per item (bulk loads, restores). Enforces ``max_vectors`` afterwards
         by deleting the oldest interactions."""
+        if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
+            raise InvalidInputError("items", items, "must be a list of dicts or Interactions", "wrap one item in a list")
         raw = list(items)
         batch = [Interaction.build(dict(i) if isinstance(i, Mapping) else i) for i in raw]
+        if vectors is not None:
+            vectors = _check_vectors(vectors, len(batch))
         given_ids = any(not isinstance(i, Mapping) or i.get("interaction_id") is not None for i in raw)
         self._add(batch, vectors, enforce=True, check_ids=given_ids)
         return batch
@@ -345,9 +366,12 @@ class Agent:
                 "pass days=30 or filter={'success': False}, or call clear() to delete everything",
             )
         if days is not None:
-            if isinstance(days, bool) or not isinstance(days, (int, float)) or days < 0:
-                raise InvalidInputError("days", days, "must be a number >= 0", "e.g. prune(days=30)")
-            cutoff = utcnow() - timedelta(days=days)
+            if isinstance(days, bool) or not isinstance(days, (int, float)) or not 0 <= days < math.inf:
+                raise InvalidInputError("days", days, "must be a finite number >= 0", "e.g. prune(days=30)")
+            try:
+                cutoff = utcnow() - timedelta(days=days)
+            except OverflowError:  # before year 1: nothing is that old
+                return 0
             prev = flt.get("timestamp_to")
             if prev is None or parse_time("filters.timestamp_to", prev) > cutoff:
                 flt["timestamp_to"] = cutoff - timedelta(microseconds=1)  # strictly older than the cutoff
@@ -388,6 +412,8 @@ class Agent:
 
     def list_interactions(self, *, filters: Mapping[str, Any] | None = None, limit: int = 100) -> list[Interaction]:
         """Interactions oldest first from the RecordStore (the source of truth), at most ``limit``."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InvalidInputError("limit", limit, "must be an int >= 1", "pass e.g. limit=100")
         _, normalized = scope_filter(self.scope, filters, "list")
         after, stop = key_range(normalized)
         out: list[Interaction] = []

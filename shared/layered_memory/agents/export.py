@@ -145,6 +145,8 @@ def _loads(text: str, where: str) -> dict[str, Any]:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidInputError(f"export {where}", text[:60], f"is not valid JSON ({exc.msg})", "use a file written by export_to") from None
+    except (ValueError, RecursionError) as exc:  # an int over 4300 digits; nesting deeper than the stack
+        raise InvalidInputError(f"export {where}", text[:60], f"cannot be read ({type(exc).__name__})", "use a file written by export_to") from None
     if not isinstance(value, dict):
         raise InvalidInputError(f"export {where}", text[:60], "must be a JSON object", "use a file written by export_to")
     return value

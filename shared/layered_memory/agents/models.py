@@ -20,9 +20,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..errors import InvalidInputError
-from ..models import DEFAULT_TENANT, INTERACTION_TYPES, as_input_error, iso, parse_time, utcnow
+from ..models import DEFAULT_TENANT, INTERACTION_TYPES, as_input_error, check_json, iso, parse_time, utcnow
 
-NAME_PATTERN = re.compile(r"^[A-Za-z0-9-]+$")
+NAME_PATTERN = re.compile(r"[A-Za-z0-9-]+")  # fullmatch: "$" would accept a trailing newline
 MAX_USER_ID = 60
 MAX_AGENT_NAME = 40  # 13 + 14 (tenant hash prefix) + 60 + 40 = 127 <= 128, the collection-name limit
 NAME_RULE = "must be {n} ASCII letters, digits or '-' at most ('_' and other characters would make collection names ambiguous)"
@@ -41,10 +41,10 @@ def check_name(field_name: str, value: object) -> str:
         InvalidInputError: naming the value, the rule and the fix.
     """
     limit = MAX_USER_ID if field_name == "user_id" else MAX_AGENT_NAME
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, int) and not isinstance(value, bool) and -(10**limit) < value < 10**limit:
         value = str(value)
-    if not isinstance(value, str) or not value or len(value) > limit or not NAME_PATTERN.match(value):
-        shown = value if isinstance(value, str) else repr(value)
+    if not isinstance(value, str) or not value or len(value) > limit or not NAME_PATTERN.fullmatch(value):
+        shown = value if isinstance(value, str) else ""
         fix = re.sub(r"[^A-Za-z0-9-]+", "-", shown).strip("-")[:limit] or "coder"
         raise InvalidInputError(field_name, value, NAME_RULE.format(n=f"1-{limit}"), f"use e.g. {fix!r}")
     return value
@@ -177,6 +177,7 @@ class Interaction(BaseModel):
             it = cls.model_validate(data)
         except ValidationError as exc:
             raise as_input_error(exc) from None
+        check_json("metadata", it.metadata)
         if it.success and it.error_details:
             raise InvalidInputError(
                 "error_details", it.error_details, "only failed interactions (success=false) carry error details",

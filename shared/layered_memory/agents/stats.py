@@ -88,7 +88,10 @@ def _period(period_days: int | None, since: Any, until: Any, oldest: str | None)
             raise InvalidInputError("period_days", period_days, "cannot be combined with since", "pass one of them")
         if isinstance(period_days, bool) or not isinstance(period_days, int) or period_days < 1:
             raise InvalidInputError("period_days", period_days, "must be an int >= 1", "e.g. period_days=30")
-        start = end - timedelta(days=period_days)
+        try:
+            start = end - timedelta(days=period_days)
+        except OverflowError:
+            raise InvalidInputError("period_days", period_days, "reaches back before year 1", "e.g. period_days=30") from None
     elif since is not None:
         start = parse_time("since", since)
     else:

@@ -59,6 +59,8 @@ def normalize_queries(queries: str | Sequence[str] | None, *, max_chars: int = 2
     """
     if queries is None:
         raise InvalidInputError("queries", queries, "at least one query is required", "pass a string or a list of strings")
+    if not isinstance(queries, (str, list, tuple)):
+        raise InvalidInputError("queries", queries, "must be a string or a list of strings", "pass e.g. ['docker install']")
     items = [queries] if isinstance(queries, str) else list(queries)
     if not items:
         raise InvalidInputError("queries", queries, "the list is empty", "pass at least one non-blank query")
@@ -86,7 +88,8 @@ def _keyword_values(name: str, value: Any) -> list[str]:
         raise InvalidInputError(f"filters.{name}", value, "an empty list matches nothing", f"drop {name} or give values")
     out = []
     for v in values:
-        if isinstance(v, bool) or not isinstance(v, (str, int)) or (isinstance(v, str) and not v.strip()):
+        if (isinstance(v, bool) or not isinstance(v, (str, int)) or (isinstance(v, str) and not v.strip())
+                or (isinstance(v, int) and not -(10**200) < v < 10**200)):  # str() refuses ints over 4300 digits
             raise InvalidInputError(f"filters.{name}", v, "must be a non-empty string (or a list of them)", f"fix {name}")
         allowed = _ALLOWED_VALUES.get(name)
         if allowed and v not in allowed:

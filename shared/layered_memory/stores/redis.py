@@ -53,6 +53,7 @@ from .sqlite import check_collection, check_limit, check_tenant, dump_doc, dump_
 logger = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 2
+_DURABILITY_CHECKED: set[str] = set()  # server addresses whose persistence settings were read (warn once each)
 _BATCH = 1000  # ids per script call / per command
 
 # Shared Lua helper: HMGET in chunks (unpack() has a stack limit of a few thousand values).
@@ -254,8 +255,10 @@ class RedisRecordStore:
     ) -> RedisRecordStore:
         """A store owning a new client for ``url`` (``redis://host:port/db``, ``rediss://``, ``unix://``).
 
-        Connects lazily: ``setup()`` is the first round trip. One quick retry, so a server that is down
-        fails in about ``connect_timeout`` seconds, not after redis-py's default backoff.
+        Connects lazily: ``setup()`` is the first round trip. A refused or dropped connection gets one
+        quick retry, so a server that is down fails in about ``connect_timeout`` seconds, not after
+        redis-py's default backoff. A timeout is not retried: a frozen server fails after
+        ``socket_timeout`` seconds (redis-py's default retry would wait twice that).
 
         Raises:
             ConfigurationError: the URL cannot be parsed.
@@ -265,7 +268,7 @@ class RedisRecordStore:
                 url,
                 socket_timeout=socket_timeout,
                 socket_connect_timeout=connect_timeout,
-                retry=Retry(ExponentialBackoff(cap=0.1, base=0.01), 1),
+                retry=Retry(ExponentialBackoff(cap=0.1, base=0.01), 1, supported_errors=(redis.exceptions.ConnectionError,)),
             )
         except ValueError as exc:
             raise ConfigurationError(
@@ -301,7 +304,8 @@ class RedisRecordStore:
             yield
         except redis.exceptions.TimeoutError as exc:
             raise BackendTimeout(
-                f"Redis at {self.address} did not answer within {self._timeout}s during {op} ({exc}); "
+                f"Redis at {self.address} did not answer within {self._wait_text()} during {op} ({exc}); "
+                "the command may still have been applied (writes are idempotent: retrying is safe); "
                 "check the server load or raise socket_timeout",
                 backend="redis", op=op,
             ) from exc
@@ -317,6 +321,44 @@ class RedisRecordStore:
             raise BackendError(f"Redis at {self.address} refused {op}: {exc}", backend="redis", op=op) from exc
         except redis.exceptions.RedisError as exc:
             raise BackendError(f"Redis {op} failed at {self.address}: {exc}", backend="redis", op=op) from exc
+
+    def _wait_text(self) -> str:
+        """How long a timed-out call waited: socket_timeout times the attempts the client's retry makes."""
+        attempts = 1
+        get_retry = getattr(self.client, "get_retry", None)
+        retry = get_retry() if get_retry is not None else None
+        if retry is not None and redis.exceptions.TimeoutError in getattr(retry, "_supported_errors", ()):
+            attempts += max(getattr(retry, "_retries", 0), 0)
+        if attempts == 1:
+            return f"{self._timeout}s"
+        return f"{self._timeout}s x {attempts} attempts (socket_timeout, retried by the client)"
+
+    def _check_durability(self) -> None:
+        """Warn once per server when acknowledged writes would not survive a redis-server restart."""
+        if self.address in _DURABILITY_CHECKED:
+            return
+        _DURABILITY_CHECKED.add(self.address)
+        try:
+            conf = self.client.config_get("append*")
+        except redis.exceptions.RedisError as exc:  # managed Redis often disables CONFIG: nothing to check
+            logger.info("Redis at %s: cannot read its persistence settings (%s); make sure it runs with "
+                        "appendonly yes and appendfsync everysec or always", self.address, exc)
+            return
+        conf = {_text(k): _text(v) for k, v in conf.items()}
+        appendonly, fsync = conf.get("appendonly"), conf.get("appendfsync")
+        if appendonly == "no":
+            logger.warning(
+                "Redis at %s runs with appendonly no: messages it acknowledged are lost when redis-server "
+                "stops or crashes (RDB snapshots keep at most the last snapshot). Set appendonly yes and "
+                "appendfsync everysec (loses at most ~1 s of writes) or always (loses none): "
+                "CONFIG SET appendonly yes; CONFIG SET appendfsync everysec; CONFIG REWRITE", self.address,
+            )
+        elif appendonly == "yes" and fsync == "no":
+            logger.warning(
+                "Redis at %s runs with appendfsync no: the OS decides when the append-only file reaches the "
+                "disk, so a power loss or OS crash loses recent acknowledged messages. Set appendfsync "
+                "everysec or always (CONFIG SET appendfsync everysec; CONFIG REWRITE)", self.address,
+            )
 
     def _base(self, tenant: str) -> str:
         return f"{{{self.prefix}:{check_tenant(tenant)}}}:"
@@ -348,6 +390,7 @@ class RedisRecordStore:
             self._upgrade_to_v2()
             with self._errors("setup"):
                 self.client.set(key, SCHEMA_VERSION)
+        self._check_durability()
 
     def _upgrade_to_v2(self) -> None:
         """Layout 1 -> 2 (messages keyed by chat and id), one atomic script per tenant.

@@ -103,9 +103,12 @@ def check_collection(collection: object) -> str:
     return check_id("collection", collection)  # type: ignore[return-value]
 
 
+MAX_LIMIT = 2**62  # SQLite integers are 64-bit; larger limits raised OverflowError
+
+
 def check_limit(limit: object) -> int:
-    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
-        raise InvalidInputError("limit", limit, "must be an int >= 0", "pass e.g. limit=10")
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 0 <= limit <= MAX_LIMIT:
+        raise InvalidInputError("limit", limit, f"must be an int from 0 to {MAX_LIMIT}", "pass e.g. limit=10")
     return limit
 
 
@@ -190,15 +193,16 @@ class SQLiteRecordStore:
 
     Args:
         path: a file path (its directory must exist) or ``":memory:"``.
-        synchronous: SQLite's ``PRAGMA synchronous``; ``NORMAL`` (the WAL default) survives an
-            application crash, ``FULL`` also a power loss at ~1 fsync per write.
+        synchronous: SQLite's ``PRAGMA synchronous`` in WAL mode; ``FULL`` (default) survives a power
+            loss (one WAL fsync per write), ``NORMAL`` an application crash only; ``EXTRA`` equals FULL
+            in WAL mode. See ``SQLiteSettings``.
     """
 
     backend = "sqlite"
 
-    def __init__(self, path: str = ":memory:", *, synchronous: str = "NORMAL") -> None:
-        if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
-            raise InvalidInputError("synchronous", synchronous, "must be OFF, NORMAL, FULL or EXTRA", "use NORMAL")
+    def __init__(self, path: str = ":memory:", *, synchronous: str = "FULL") -> None:
+        if not isinstance(synchronous, str) or synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
+            raise InvalidInputError("synchronous", synchronous, "must be OFF, NORMAL, FULL or EXTRA", "use FULL")
         self.path = path
         self._lock = threading.RLock()
         with self._errors("open"):
@@ -207,6 +211,8 @@ class SQLiteRecordStore:
             if path != ":memory:":
                 self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute(f"PRAGMA synchronous = {synchronous.upper()}")
+            level = self._conn.execute("PRAGMA synchronous").fetchone()[0]
+        self.synchronous = ("OFF", "NORMAL", "FULL", "EXTRA")[level]  # as SQLite reports it
 
     @classmethod
     def from_settings(cls, settings: SQLiteSettings, data_dir: str) -> SQLiteRecordStore:
@@ -214,7 +220,7 @@ class SQLiteRecordStore:
         path = settings.path or os.path.join(data_dir, DEFAULT_FILENAME)
         if path != ":memory:":
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        store = cls(path)
+        store = cls(path, synchronous=settings.synchronous)
         store.setup()
         return store
 

@@ -37,11 +37,14 @@ Opener = Callable[[], RecordStore]
 def msg(mid: str, user: str = "u1", session: str = "s1", chat: str | None = None, tenant: str = A, **kw: Any) -> Message:
     """A message of tenant ``A`` (``n``: seconds after T0; other seed fields as keywords)."""
     n = kw.pop("n", 0)
-    return Message.build(
+    metadata = kw.pop("metadata", None)
+    built = Message.build(
         {"message_id": mid, "chat_id": chat or session, "user_id": user, "session_key": session,
          "content": kw.pop("content", f"text of {mid}"), "tenant": tenant,
          "create_time": T0 + timedelta(seconds=n), **kw}
     )
+    # Message.build refuses metadata JSON cannot hold; set it afterwards so the store's own check is tested
+    return built if metadata is None else built.model_copy(update={"metadata": metadata})
 
 
 def ids(messages: list[Message] | list[Message | None]) -> list[str]:
