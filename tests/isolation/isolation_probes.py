@@ -118,7 +118,7 @@ def p_search_filter_tenant_default(h, w, a): return h.search(QUERY, filters={"te
 @probe("engine", control=True)
 def p_asearch(h, w, a): return run_async(h.asearch(QUERY, k=20))
 @probe("engine", control=True)
-def p_get_messages(h, w, a): return h.get_messages([i for s in SESSIONS for i in w.message_ids[s]] + [MSG42])
+def p_get_messages(h, w, a): return h.get_messages([(s, i) for s in SESSIONS for i in w.message_ids[s]] + [(S1, MSG42)])
 @probe("engine", control=True)
 def p_get_session_messages(h, w, a): return [h.get_session_messages(uid(h), s) for s in SESSIONS]
 @probe("engine", control=True)
@@ -178,13 +178,13 @@ def p_topics_summaries(h, w, a): return [h.topics.summaries(t) for t in w.topic_
 @probe("engine", control=True)
 def p_topics_messages(h, w, a): return [h.topics.messages(t) for t in w.topic_ids]
 @probe("engine")
-def p_topics_topic_of(h, w, a): return h.topics.topic_of(w.message_ids[S1][0])  # an id only
+def p_topics_topic_of(h, w, a): return h.topics.topic_of(w.message_ids[S1][0], chat_id=S1)  # an id only
 @probe("engine", control=True)
 def p_topics_recent(h, w, a): return [h.topics.recent(s) for s in SESSIONS]
 @probe("engine", control=True)
-def p_topics_recall(h, w, a): return h.topics.recall(w.message_ids[S1][-1])
+def p_topics_recall(h, w, a): return h.topics.recall(w.message_ids[S1][-1], chat_id=S1)
 @probe("engine", control=True)
-def p_topics_recall_42(h, w, a): return h.topics.recall(MSG42)
+def p_topics_recall_42(h, w, a): return h.topics.recall(MSG42, chat_id=S1)
 @probe("engine", control=True)
 def p_topics_search_summaries(h, w, a): return h.topics.search_summaries(QUERY, k=20)
 @probe("engine", control=True)

@@ -251,8 +251,8 @@ def seed(world: World) -> None:
         for t in TASK_IDS:
             v.add_tool_result(t, f"bank API returned the card PIN {world.canary('toolresult.' + t)}", user_id=VICTIM, tool_name="bank")
     v.create_task(VICTIM, f"Change the vault code {world.canary('task')}", f"bank password {world.canary('taskdesc')}", task_id=TASK)
-    mem.items.put(NS, "pin", {"text": f"card PIN 4821 {world.canary('item.pin')}", "kind": "secret"})
-    mem.items.put(NS_DEEP, "vault", {"text": f"vault code 7719 {world.canary('item.vault')}", "kind": "secret"})
+    v.items.put(NS, "pin", {"text": f"card PIN 4821 {world.canary('item.pin')}", "kind": "secret"})
+    v.items.put(NS_DEEP, "vault", {"text": f"vault code 7719 {world.canary('item.vault')}", "kind": "secret"})
     # attackers' own data (harmless words, no token): their searches then have something to return
     mallory = mem.for_user(MALLORY)
     mallory.add_messages([{"message_id": f"m.{i}", "chat_id": "telegram:2", "user_id": MALLORY, "content": text,
@@ -260,7 +260,7 @@ def seed(world: World) -> None:
                           for i, text in enumerate(["what is a card PIN anyway", "my bank password is hunter2", "vault code?"])])
     mem.tenant(EVIL).for_user(VICTIM).add_messages([{"message_id": "e.1", "chat_id": "telegram:1", "user_id": VICTIM,
                                                      "content": "evil tenant: card PIN vault code bank password", "create_time": T0}])
-    mem.items.put(("memories", MALLORY), "note", {"text": "card PIN of my own", "kind": "secret"})
+    mallory.items.put(("memories", MALLORY), "note", {"text": "card PIN of my own", "kind": "secret"})
     mem.process()
     for s in SESSIONS:
         v.refresh_summary(VICTIM, s, force=True)
@@ -287,7 +287,7 @@ def snapshot(world: World) -> dict[str, Any]:
     for s in SESSIONS:
         snap[f"messages {s}"] = [(m.message_id, m.content) for m in mem.get_session_messages(VICTIM, s)]
         snap[f"summary {s}"] = mem.get_summary(VICTIM, s)
-    snap["message 42"] = [(m.chat_id, m.user_id, m.content) if m else None for m in mem.get_messages([MSG42])]
+    snap["message 42"] = [(m.chat_id, m.user_id, m.content) if m else None for m in mem.get_messages([MSG42], chat_id="telegram:1")]
     snap["sessions"] = mem.list_sessions(VICTIM)
     snap["user data"] = mem.get_user_data(VICTIM)
     for t in TASK_IDS:
