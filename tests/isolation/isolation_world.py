@@ -73,7 +73,7 @@ class HashEmbedder:
         return self._vector(text)
 
 
-class ScriptedModel:
+class ScriptedModel:  # handed to the engine as its bound ``complete`` (a str -> str callable)
     """A chat model that answers each tier's prompt deterministically and repeats the canaries it
     was shown, so topic titles, summaries, entities and profiles carry the victim's token."""
 
@@ -189,7 +189,7 @@ def build(backend: str, path: str, redis_url: str | None, prefix: str) -> tuple[
     from layered_memory.stores.redis import RedisRecordStore
     from layered_memory.stores.sqlite import SQLiteRecordStore
 
-    kwargs: dict[str, Any] = {"embedder": HashEmbedder(), "chat_model": ScriptedModel(), "settings": settings()}
+    kwargs: dict[str, Any] = {"embedder": HashEmbedder(), "chat_model": ScriptedModel().complete, "settings": settings()}
     closers: list[Callable[[], None]] = []
     if backend == "embedded":
         return LayeredMemory.embedded(path, **kwargs), closers
