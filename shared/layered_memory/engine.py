@@ -359,6 +359,7 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
             old = [m.ref for m in batch if m.ref not in stored]
             if old:  # already stored: return the stored record (idempotent)
                 stored.update({m.ref: m for m in core.records.get_messages(self.tenant_id, old) if m is not None})
+        _refuse_foreign(msgs, stored, len(new))
         return [stored[m.ref] for m in msgs]
 
     def _register_sessions(self, sessions: set[tuple[str, str]]) -> None:
@@ -618,6 +619,20 @@ def _context_args(session_id: Any, query: Any, include_vector: Any, max_tokens: 
     if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1):
         raise InvalidInputError("max_tokens", max_tokens, "must be an int >= 1 or None", "pass e.g. max_tokens=2000")
     return session_id, query, max_tokens, check_id("task_id", task_id, optional=True)  # type: ignore[return-value]
+
+
+def _refuse_foreign(msgs: Sequence[Message], stored: Mapping[Any, Message], written: int) -> None:
+    """A (chat_id, message_id) already stored for another user is a collision, not a retry: the stored
+    message is never handed back (it is someone else's)."""
+    for m in msgs:
+        other = stored[m.ref]
+        if other.user_id != m.user_id:
+            rest = f"; the batch's other {written} new messages were stored" if written else ""
+            raise InvalidInputError(
+                "message_id", f"{m.chat_id}/{m.message_id}",
+                f"is already stored in this chat as another user's message (ids are unique per chat){rest}",
+                "give this message its own id; a retry of the same message carries the same user_id",
+            )
 
 
 def _aligned(plan: SearchPlan, texts: list[str], vectors: list[list[float]]) -> list[list[float]]:

@@ -139,3 +139,14 @@ def test_bug6_clear_session_deletes_that_session_only(mem: LayeredMemory) -> Non
     assert mem.get_summary("u1", "telegram:10") is not None
     assert "telegram:10" in mem.list_sessions("u1") and "telegram:1" not in mem.list_sessions("u1")
     assert len(mem.get_session_messages("u1", "telegram:10")) == 6
+
+
+def test_bug5_a_colliding_id_never_returns_another_users_message(mem: LayeredMemory) -> None:
+    # m0 in chat c-victim is the victim's; mallory sending the same (chat, id) is a collision, not a retry
+    with pytest.raises(InvalidInputError, match="another user's message"):
+        mem.for_user("mallory").add_message(message_id="m0", chat_id="c-victim", user_id="mallory", content="mine?")
+    with pytest.raises(InvalidInputError, match="another user's message"):
+        mem.add_message(message_id="m0", chat_id="c-victim", user_id="mallory", content="mine?")
+    again = mem.for_user("victim").add_message(message_id="m0", chat_id="c-victim", user_id="victim", content=CANARY)
+    assert again.content == CANARY  # a retry by the owner is still idempotent
+    assert mem.get_messages([("c-victim", "m0")])[0].content == CANARY

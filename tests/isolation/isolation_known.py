@@ -14,11 +14,8 @@ B2 = "bug 2: an empty user id fails open and searches the whole tenant"
 B3 = "bug 3: items and the LangGraph store ignore for_user"
 B4 = "bug 4: task memory is keyed by task_id alone"
 B5 = "bug 5: message_id is unique per tenant, not per chat; add_message returns the other chat's message"
-# Bugs 1-6 are fixed on main except this part of bug 5: the idempotent path of add_message hands a
-# user-bound handle the *other user's* stored message (same chat, same id), content included.
-KNOWN: list[tuple[str, tuple[str, ...] | None, str]] = [
-    ("engine/add_message_victims_id[mallory]", None, B5 + " (same chat and id from another user: still returned)"),
-]
+# Bugs 1-6 are fixed: no probe is known to fail. A probe that regresses goes here with its reason.
+KNOWN: list[tuple[str, tuple[str, ...] | None, str]] = []
 
 
 def known_failure(name: str, backend: str) -> str | None:
