@@ -13,7 +13,9 @@ drained. Every repair is idempotent: run it twice, the second run finds nothing.
 ``open_check`` runs when a store is opened: it drains the outbox, indexes pending messages, compares
 counts per kind (a few cheap requests) and repairs a kind whose counts disagree (an index that is
 behind, e.g. a deleted ``vectors/`` directory, or ahead, e.g. after a Redis data loss), with a
-warning that says what was found.
+warning that says what was found. A tenant without a single message record but with message points
+(a wiped or a wrong record store: a typo in the Redis URL must not wipe the index) is only reported,
+with the command that repairs it.
 """
 
 from __future__ import annotations
@@ -180,12 +182,16 @@ def _check_items(mem: LayeredMemory, repair: bool) -> dict[str, int]:
     spaces.update({k: tuple(d["namespace"]) for k, d in _docs(mem, ITEM_NS)})
     bad_ns = sorted(k for k in set(counts) | set(stored) if counts.get(k, 0) != stored.get(k, 0))
     actual: set[str] = set()
+    stale: set[str] = set()  # points of an older version of the item (a put stopped before its index write)
     items = Items(mem) if core.index is not None or bad_ns else None
     if core.index is not None:
         for hits in scroll_all(core.index, items.collection, scope_filter(tenant, KIND)):  # type: ignore[union-attr]
             actual.update(h.id for h in hits)
+            stale.update(
+                h.id for h in hits if h.id in expected and h.payload.get("timestamp") != docs[expected[h.id]]["updated_at"]
+            )
     orphans = sorted(actual - set(expected))
-    missing = [k for p, k in expected.items() if p not in actual]
+    missing = [k for p, k in expected.items() if p not in actual or p in stale]
     if repair and items is not None and (orphans or missing or bad_ns):
         with core.write_lock:
             if orphans:
@@ -302,6 +308,25 @@ def _check_topics(mem: LayeredMemory, repair: bool) -> dict[str, int]:
     return {"topics": len(topics), "unthreaded": len(unthreaded), "queued": len(queued), "counters": len(bad)}
 
 
+def reindex(mem: LayeredMemory) -> int:
+    """``mem.reindex()``: every kind re-created from the records, orphans removed. Returns the count."""
+    from .items import ITEMS, USER_ITEMS
+
+    core = mem._core
+    if core.index is None:
+        return 0
+    with core.write_lock:
+        mem._drain_outbox()
+        core.records.mark_all_pending(mem.tenant_id)
+        n = core.indexer.flush(mem.tenant_id)
+        core.indexer.orphan_messages(mem.tenant_id)
+    if core.records.count_docs(mem.tenant_id, ITEMS) or core.records.count_docs(mem.tenant_id, USER_ITEMS):
+        n += mem.items.reindex()
+    n += reindex_summaries(mem) + reindex_agents(mem)
+    check(mem, repair=True)  # orphans of items, summaries and agents; topic counters
+    return n
+
+
 # -- the whole check --------------------------------------------------------------------------------------
 def _drifted(part: dict[str, int]) -> bool:
     return any(part.get(k, 0) for k in ("missing", "orphans", "pending", "namespace_counters", "unthreaded", "counters"))
@@ -357,6 +382,9 @@ def open_check(mem: LayeredMemory, *, repair: bool = True) -> dict[str, Any]:
     n_msgs = records.count_messages(tenant)
     n_pending = len(records.pending_index(tenant, limit=n_msgs + 1)) if n_msgs else 0
     n_points = _count(mem, core.indexer.collection, "message")
+    if n_points and not n_msgs:  # no record at all: a lost or a wrong record store? never wipe on a guess
+        found["messages"] = _check_messages(mem, False)
+        return _warn(mem, found, False)
     if n_points > n_msgs or n_points < n_msgs - n_pending:
         found["messages"] = _check_messages(mem, repair)
     n_topics, n_versions = records.count_docs(tenant, TOPICS), records.count_docs(tenant, SUMMARIES)
@@ -383,6 +411,7 @@ def open_check(mem: LayeredMemory, *, repair: bool = True) -> dict[str, Any]:
 
 
 def _warn(mem: LayeredMemory, found: dict[str, Any], repair: bool) -> dict[str, Any]:
+    """One warning per tenant: what drifted, and either "repaired" or the command that repairs it."""
     if found:
         what = "; ".join(f"{k}: {v}" for k, v in found.items())
         if repair:

@@ -168,7 +168,7 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
         mem = cls(core, settings.tenant)
         from .doctor import open_check
 
-        for tenant in records.tenants():  # crash recovery: drain deletes, index pending, repair drift
+        for tenant in sorted({*records.tenants(), settings.tenant}):  # drain deletes, index pending, repair drift
             if recreate_index:
                 logger.info("indexed %d records of tenant %s", mem.tenant(tenant).reindex(), tenant)
             else:
@@ -589,22 +589,9 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
     def reindex(self) -> int:
         """Rebuild this tenant's vector index from the RecordStore: messages, items, topic summaries and
         agent interactions (orphan points are removed too). Returns how many records were indexed."""
-        from .doctor import check, reindex_agents, reindex_summaries
+        from .doctor import reindex
 
-        core = self._core
-        if core.index is None:
-            return 0
-        with core.write_lock:
-            self._drain_outbox()
-            core.records.mark_all_pending(self.tenant_id)
-            n = core.indexer.flush(self.tenant_id)
-            core.indexer.orphan_messages(self.tenant_id)
-        if core.records.count_docs(self.tenant_id, "items") or core.records.count_docs(self.tenant_id, "user_items"):
-            n += self.items.reindex()
-        n += reindex_summaries(self)
-        n += reindex_agents(self)
-        check(self, repair=True)  # orphans of items, summaries and agents; counters
-        return n
+        return reindex(self)
 
     def doctor(self, repair: bool = False) -> dict[str, Any]:
         """Compare this tenant's records with the vector index and the topic tier; ``repair=True`` fixes what
