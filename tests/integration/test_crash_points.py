@@ -226,7 +226,7 @@ def check_in_line(mem: LayeredMemory, where: str) -> None:
     report = mem.doctor()
     assert report["ok"], (where, report)
     for h in mem.search(CANARY, route="bm25", k=50).hits:  # a hit is a stored message
-        assert mem.get_messages([h.id])[0] is not None, (where, h.id)
+        assert mem.get_messages([(h.meta["channel_id"], h.id)])[0] is not None, (where, h.id)
     if any(i.agent_name == "bot" for i in mem.agents.list()):
         agent = mem.agents.get("u1", "bot")
         assert agent.count() == len(agent.list_interactions(limit=1000)), where

@@ -69,7 +69,7 @@ def test_bug7_failed_index_delete_is_finished_by_retry_sync_and_reindex(path):
         fail_once(mem.index, "delete")
         with pytest.raises(BackendError):
             mem.clear_session("u1", "s1")
-        assert mem.get_messages(["m1"]) == [None]
+        assert mem.get_messages([("s1", "m1")]) == [None]
         assert mem.doctor()["outbox"] == 1
         mem.reindex()  # used to index nothing new but leave the orphan: now drains the intent first
         assert hits(mem, CANARY) == []
@@ -191,7 +191,7 @@ def test_bug9_message_stored_but_never_queued_is_threaded(path):
         mem.records.put_messages("default", [Message.build(msg(2, "the summer trip needs train tickets"))])
         assert mem.doctor()["topics"]["unthreaded"] == 1
         mem.process()
-        assert mem.topics.topic_of("m2") is not None
+        assert mem.topics.topic_of("m2", chat_id="s1") is not None
         assert mem.doctor()["ok"]
 
 
