@@ -3,7 +3,7 @@ delete, and once after the last write (before ``close``); the store is then reop
 line after open + ``process()``: records, index points, topic membership and counters (``mem.doctor()``
 finds nothing), and no deleted text comes back from search. The default run kills at the first, the
 middle and the last write and after the last (30 embedded + 8 Redis points); ``-m slow`` at every one
-(54 + 11).
+(55 + 12).
 
 How: this file also runs as a script (a "zygote" started with a clean interpreter, so no Rust or BLAS
 threads exist yet); it forks one child per kill point. A child builds the starting state, then counts
@@ -275,7 +275,7 @@ def test_crash_points_redis(redis_crashes, op):
     assert _check_all(redis_crashes, op) >= 2
 
 
-# Every kill point (54 embedded + 11 Redis): about 10 minutes on a busy 2-core machine.
+# Every kill point (55 embedded + 12 Redis): about 10 minutes on a busy 2-core machine.
 @pytest.mark.slow
 @pytest.mark.parametrize("op", list(OPS))
 def test_crash_points_every_step_embedded(embedded_crashes_every, op):
