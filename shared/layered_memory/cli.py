@@ -55,10 +55,12 @@ def _settings(path: str | None, tenant: str | None, redis_url: str | None, qdran
 
 
 @contextmanager
-def _open(ctx: click.Context, *, recreate_index: bool = False) -> Iterator[LayeredMemory]:
+def _open(ctx: click.Context, *, recreate_index: bool = False, repair_index: bool = True) -> Iterator[LayeredMemory]:
     o = ctx.obj
     settings = _settings(o["path"], o["tenant"], o["redis_url"], o["qdrant_url"])
-    mem = LayeredMemory.from_settings(settings, embedder=o["embedder"] or settings.embedder, recreate_index=recreate_index)
+    mem = LayeredMemory.from_settings(
+        settings, embedder=o["embedder"] or settings.embedder, recreate_index=recreate_index, repair_index=repair_index,
+    )
     try:
         yield mem.tenant(settings.tenant)
     finally:
@@ -233,6 +235,31 @@ def reindex(ctx: click.Context, recreate: bool) -> None:
     with _open(ctx) as mem:
         n = mem.reindex()
     click.echo(f"reindexed {n} records")
+
+
+@main.command()
+@click.option("--repair", is_flag=True, help="Repair what differs (idempotent), then check again.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_context
+def doctor(ctx: click.Context, repair: bool, as_json: bool) -> None:
+    """Compare the tenant's record store with its vector index and topic tier: pending, missing and
+    orphan points per kind, unthreaded messages, wrong counters, interrupted deletes. Exit code 0 when
+    all is in line (after --repair), 1 when drift remains, 2 on bad input.
+
+    Example: layered-memory doctor --repair
+    """
+    with _open(ctx, repair_index=False) as mem:
+        report = mem.doctor(repair=repair)
+    if as_json:
+        click.echo(json.dumps(report, ensure_ascii=False, indent=2))
+    else:
+        click.echo(f"tenant {report['tenant']}: interrupted deletes {report['outbox']}")
+        for kind in ("messages", "topic_summaries", "items", "agents", "topics"):
+            click.echo(f"  {kind}: " + ", ".join(f"{k} {v}" for k, v in report[kind].items()))
+        state = "in line" if report["ok"] else "DRIFT (run: layered-memory doctor --repair)"
+        click.echo(("repaired; now " if report.get("repaired") else "") + state)
+    if not report["ok"]:
+        ctx.exit(1)
 
 
 from .agents.cli import agent_group  # noqa: E402  (the agent group opens the engine via ctx.obj["open_memory"])

@@ -25,7 +25,7 @@ from .config import LayeredMemorySettings
 from .context import MemoryLine, assemble_context, message_key
 from .errors import ConfigurationError, InvalidInputError
 from .index import Scope, check_user_id
-from .indexing import MESSAGES, Indexer
+from .indexing import MESSAGES, OUTBOX, Indexer, drop_intent, put_intent
 from .models import ContextMessage, Message, MessageRef, SearchResult, check_id, check_refs
 from .providers.base import ChatModel, Embedder
 from .providers.tokens import get_token_counter
@@ -112,6 +112,7 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
         "get_context_for_user", "get_summary", "refresh_summary", "process", "reindex", "sync_index",
         "set_user_data", "get_user_data", "delete_user_data", "add_tool_result", "get_task_memory",
         "clear_task_memory", "create_task", "update_task", "complete_task", "list_tasks", "get_task", "optimize", "close",
+        "doctor",
     )
 
     def __init__(self, core: _Core, tenant: str = _DEFAULT, user_id: str | None = None) -> None:
@@ -131,11 +132,15 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
         chat_model: Any = None,
         settings: LayeredMemorySettings | None = None,
         recreate_index: bool = False,
+        repair_index: bool = True,
     ) -> LayeredMemory:
         """Build from ready stores (any RecordStore / VectorIndex).
 
-        ``recreate_index=True`` drops the vector collections and re-indexes every tenant from the
-        RecordStore: the way to switch embedders (a collection keeps one embedder's vectors)."""
+        ``recreate_index=True`` drops the vector collections (messages, items, agents) and re-indexes
+        every tenant from the RecordStore: the way to switch embedders (a collection keeps one
+        embedder's vectors). Otherwise every tenant is checked on open (``doctor.open_check``): delete
+        intents are drained, pending messages indexed, and an index behind or ahead of the records
+        is repaired with a warning (with ``repair_index=False`` only the warning: the doctor reports)."""
         settings = settings or LayeredMemorySettings()
         key = settings.embedder_api_key.get_secret_value() if settings.embedder_api_key else None
         emb = _resolve_embedder(embedder, key)
@@ -145,9 +150,9 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
         encoder = BM25Encoder(k1=r.k1, b=r.b, avgdl=r.avgdl)
         collection = settings.qdrant.collection_prefix + MESSAGES
         if recreate_index and index is not None:
-            from .items import ITEMS
+            from .doctor import derived_collections
 
-            for name in (collection, settings.qdrant.collection_prefix + ITEMS):
+            for name in sorted(derived_collections(records, settings.qdrant.collection_prefix)):
                 if index.has_collection(name):
                     index.drop_collection(name)
         indexer = Indexer(records, index, emb, analyzer, encoder, collection, r.index_context)
@@ -161,16 +166,19 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
 
         register_knowledge(core, register_topics(core))
         mem = cls(core, settings.tenant)
-        for tenant in records.tenants():  # crash recovery: index what was stored but not indexed
-            n = mem.tenant(tenant).reindex() if recreate_index else indexer.flush(tenant)
-            if n:
-                logger.info("indexed %d records of tenant %s", n, tenant)
+        from .doctor import open_check
+
+        for tenant in sorted({*records.tenants(), settings.tenant}):  # drain deletes, index pending, repair drift
+            if recreate_index:
+                logger.info("indexed %d records of tenant %s", mem.tenant(tenant).reindex(), tenant)
+            else:
+                open_check(mem.tenant(tenant), repair=repair_index)
         return mem
 
     @classmethod
     def embedded(
         cls, path: str | os.PathLike[str] = ".layered_memory", *, embedder: Any = _DEFAULT, chat_model: Any = None,
-        settings: LayeredMemorySettings | None = None, recreate_index: bool = False,
+        settings: LayeredMemorySettings | None = None, recreate_index: bool = False, repair_index: bool = True,
     ) -> LayeredMemory:
         """SQLite + Qdrant Edge under ``path`` (created if missing). No server.
 
@@ -185,14 +193,15 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
         records = SQLiteRecordStore.from_settings(settings.sqlite, path)
         index = QdrantEdgeVectorIndex(os.path.join(path, "vectors"))
         return cls.from_stores(
-            records, index, embedder=embedder, chat_model=chat_model, settings=settings, recreate_index=recreate_index
+            records, index, embedder=embedder, chat_model=chat_model, settings=settings, recreate_index=recreate_index,
+            repair_index=repair_index,
         )
 
     @classmethod
     def from_urls(
         cls, *, redis_url: str, qdrant_url: str | None = None, qdrant_api_key: str | None = None,
         embedder: Any = _DEFAULT, chat_model: Any = None, settings: LayeredMemorySettings | None = None,
-        recreate_index: bool = False,
+        recreate_index: bool = False, repair_index: bool = True,
     ) -> LayeredMemory:
         """Redis RecordStore plus a Qdrant server (or none: BM25 over Redis, seed 002's core)."""
         from .stores.redis import RedisRecordStore
@@ -208,13 +217,14 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
 
             index = QdrantVectorIndex.from_url(qdrant_url, api_key=qdrant_api_key, timeout=settings.qdrant.timeout)
         return cls.from_stores(
-            records, index, embedder=embedder, chat_model=chat_model, settings=settings, recreate_index=recreate_index
+            records, index, embedder=embedder, chat_model=chat_model, settings=settings, recreate_index=recreate_index,
+            repair_index=repair_index,
         )
 
     @classmethod
     def from_settings(
         cls, settings: LayeredMemorySettings | None = None, *, embedder: Any = None, chat_model: Any = None,
-        recreate_index: bool = False,
+        recreate_index: bool = False, repair_index: bool = True,
     ) -> LayeredMemory:
         """From ``LAYERED_MEMORY_*`` environment variables (or the given settings)."""
         settings = settings or LayeredMemorySettings()
@@ -224,8 +234,12 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
             return cls.from_urls(
                 redis_url=settings.redis.url, qdrant_url=settings.qdrant.url, qdrant_api_key=key,
                 embedder=emb, chat_model=chat_model, settings=settings, recreate_index=recreate_index,
+                repair_index=repair_index,
             )
-        return cls.embedded(settings.data_dir, embedder=emb, chat_model=chat_model, settings=settings, recreate_index=recreate_index)
+        return cls.embedded(
+            settings.data_dir, embedder=emb, chat_model=chat_model, settings=settings, recreate_index=recreate_index,
+            repair_index=repair_index,
+        )
 
     def tenant(self, name: str) -> LayeredMemory:
         """A handle that reads and writes only tenant ``name`` (same stores)."""
@@ -426,19 +440,36 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
             session_id = check_id("session_id", session_id)  # "" is no session: refused, never "every session"
         core = self._core
         with core.write_lock:
+            # An intent first: if the index delete fails or the process dies, the next clear_session,
+            # sync_index, process() or open removes the points whose records are gone (doctor.drain_outbox).
+            self._drain_outbox()
+            intent = put_intent(core.records, self.tenant_id, "clear", user_id=user_id, session_key=session_id)
             ids = core.records.delete_messages(self.tenant_id, user_id=user_id, session_key=session_id)
+            self._drop_session_docs(user_id, session_id)
             core.indexer.delete_messages(self.tenant_id, ids)
-            for collection in (SUMMARIES, SESSIONS):
-                if session_id is not None:  # this session's key exactly: "telegram:1" is no prefix of "telegram:10"'s
-                    keys = [f"{user_id}|{session_id}"]
-                else:
-                    keys = [k for k, _ in core.records.list_docs(self.tenant_id, collection, prefix=f"{user_id}|", limit=100_000)]
-                if keys:
-                    core.records.delete_docs(self.tenant_id, collection, keys)
-            core.known_sessions.difference_update(
-                {k for k in core.known_sessions if k[:2] == (self.tenant_id, user_id) and session_id in (None, k[2])}
-            )
+            drop_intent(core.records, self.tenant_id, intent)
         return len(ids)
+
+    def _drop_session_docs(self, user_id: str, session_id: str | None) -> None:
+        """Delete the summary and registration of a user's session (or of all the user's sessions)."""
+        core = self._core
+        for collection in (SUMMARIES, SESSIONS):
+            if session_id is not None:  # this session's key exactly: "telegram:1" is no prefix of "telegram:10"'s
+                keys = [f"{user_id}|{session_id}"]
+            else:
+                keys = [k for k, _ in core.records.list_docs(self.tenant_id, collection, prefix=f"{user_id}|", limit=100_000)]
+            if keys:
+                core.records.delete_docs(self.tenant_id, collection, keys)
+        core.known_sessions.difference_update(
+            {k for k in core.known_sessions if k[:2] == (self.tenant_id, user_id) and session_id in (None, k[2])}
+        )
+
+    def _drain_outbox(self) -> int:
+        if not self._core.records.count_docs(self.tenant_id, OUTBOX):
+            return 0
+        from .doctor import drain_outbox
+
+        return drain_outbox(self)
 
     # -- search -------------------------------------------------------------------------------
     def plan_search(self, queries: str | Sequence[str] | None, *, filters: Mapping[str, Any] | None = None, k: int = 10, route: str = "hybrid") -> SearchPlan:
@@ -534,7 +565,8 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
 
     # -- maintenance --------------------------------------------------------------------------
     def process(self) -> dict[str, int]:
-        """Run pending background work: index pending messages, refresh stale summaries."""
+        """Run pending background work: finish interrupted deletes, index pending messages, refresh stale
+        summaries, thread messages (each step idempotent: safe to re-run after a crash)."""
         core = self._core
         done = {"indexed": self.sync_index(), "summaries": 0}
         unbound = LayeredMemory(core, self.tenant_id)
@@ -549,22 +581,32 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
         return done
 
     def sync_index(self) -> int:
-        """Index messages stored but not yet indexed (after a crash or an embedder outage)."""
+        """Finish interrupted deletes, then index messages stored but not yet indexed (after a crash or
+        an embedder outage). Returns how many messages were indexed."""
         with self._core.write_lock:
+            self._drain_outbox()
             return self._core.indexer.flush(self.tenant_id)
 
     def reindex(self) -> int:
-        """Rebuild this tenant's vector index (messages and items) from the RecordStore.
-        Returns how many records were indexed."""
-        core = self._core
-        if core.index is None:
-            return 0
-        with core.write_lock:
-            core.records.mark_all_pending(self.tenant_id)
-            n = core.indexer.flush(self.tenant_id)
-        if core.records.count_docs(self.tenant_id, "items") or core.records.count_docs(self.tenant_id, "user_items"):
-            n += self.items.reindex()
-        return n
+        """Rebuild this tenant's vector index from the RecordStore: messages, items, topic summaries and
+        agent interactions (orphan points are removed too). Returns how many records were indexed."""
+        from .doctor import reindex
+
+        return reindex(self)
+
+    def doctor(self, repair: bool = False) -> dict[str, Any]:
+        """Compare this tenant's records with the vector index and the topic tier; ``repair=True`` fixes what
+        differs. Returns per kind (messages, topic_summaries, items, agents) records, points, pending,
+        missing and orphans, plus ``topics`` (unthreaded messages, wrong counters), ``outbox`` (interrupted
+        deletes) and ``ok``. See ``layered_memory.doctor``."""
+        from .doctor import check
+
+        if self.bound_user:
+            raise InvalidInputError(
+                "doctor", self.bound_user, "checks the whole tenant; a handle bound to a user cannot run it",
+                "run it on the unbound engine (mem or mem.tenant(name))",
+            )
+        return check(self, repair=repair)
 
     def optimize(self) -> dict[str, float]:
         """Build the ANN (HNSW) index of the embedded vector collections: maintenance, never run on

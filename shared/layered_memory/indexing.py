@@ -3,6 +3,12 @@
 The RecordStore is written first (durable); messages stay ``pending`` there until the index has
 them. ``Indexer.flush`` indexes whatever is pending, so a crash between the two writes is repaired
 on the next start or by ``reindex``.
+
+Deletes go the other way round: an intent document in the RecordStore collection ``index_outbox``
+is written before the records are deleted and removed after their points are gone. An intent left
+behind by a crash or an index fault is drained (``doctor.drain_outbox``) by the next
+``sync_index``/``process``/open: the points of the intent's scope whose records no longer exist
+are deleted; points of records that still exist stay. Draining is idempotent.
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ import hashlib
 import logging
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from qdrant_client import models
@@ -28,6 +34,8 @@ logger = logging.getLogger(__name__)
 _POINT_NS = uuid.UUID("6f1c7a52-3c1e-4a53-9d0e-52a3b1e0c0de")
 _URL = re.compile(r"https?://[^\s<>\"')\]]+")
 MESSAGES = "messages"
+OUTBOX = "index_outbox"  # delete intents not yet confirmed in the index (see the module docstring)
+SCROLL_PAGE = 512
 INDEX_CONTEXTS = ("neighbour", "speaker", "text")
 PREVIOUS_CHARS = 300
 
@@ -50,6 +58,43 @@ def message_point_id(tenant: str, ref: MessageRef | tuple[str, str]) -> str:
 def legacy_message_point_id(tenant: str, message_id: str) -> str:
     """The point id schema 1 gave a message (by message_id alone); only the v2 upgrade reads it."""
     return point_id(tenant, "message", message_id)
+
+
+def scope_filter(tenant: str, kind: str, **fields: str | None) -> models.Filter:
+    """Index filter for the points of one kind of one tenant, narrowed by the given payload fields."""
+    must: list[Any] = [
+        models.FieldCondition(key="tenant", match=models.MatchValue(value=tenant)),
+        models.FieldCondition(key="kind", match=models.MatchValue(value=kind)),
+    ]
+    for key, value in fields.items():
+        if value is not None:
+            must.append(models.FieldCondition(key=key, match=models.MatchValue(value=value)))
+    return models.Filter(must=must)
+
+
+def scroll_all(index: VectorIndex, collection: str, flt: Any, page: int = SCROLL_PAGE) -> Iterator[list[Any]]:
+    """Every point of ``collection`` matching ``flt``, page by page (nothing when the collection is missing)."""
+    if not index.has_collection(collection):
+        return
+    offset = None
+    while True:
+        hits, offset = index.scroll(collection, filter=flt, limit=page, offset=offset)
+        if hits:
+            yield hits
+        if offset is None or not hits:
+            return
+
+
+def put_intent(records: RecordStore, tenant: str, op: str, **fields: Any) -> str:
+    """Record a delete intent before the delete (durable); returns its key for ``drop_intent``."""
+    key = f"{op}|{uuid.uuid4().hex}"
+    records.put_docs(tenant, OUTBOX, {key: {"op": op, **fields}})
+    return key
+
+
+def drop_intent(records: RecordStore, tenant: str, key: str) -> None:
+    """The delete reached the index: forget the intent."""
+    records.delete_docs(tenant, OUTBOX, [key])
 
 
 def message_payload(msg: Message, lang: str) -> dict[str, Any]:
@@ -249,3 +294,25 @@ class Indexer:
     def delete_messages(self, tenant: str, refs: Sequence[MessageRef]) -> None:
         if self.index is not None and refs:
             self.index.delete(self.collection, ids=[message_point_id(tenant, r) for r in refs])
+
+    def upsert_messages(self, tenant: str, messages: Sequence[Message], previous: dict[MessageRef, Message | None]) -> None:
+        """Index stored messages with their previous turns known (the repair path) and clear them from the outbox."""
+        if self.index is None or not messages:
+            return
+        self.index.upsert(self.collection, self.points(messages, previous))
+        self.records.mark_indexed(tenant, [m.ref for m in messages])
+
+    def orphan_messages(self, tenant: str, *, user_id: str | None = None, session_key: str | None = None, delete: bool = True) -> int:
+        """Points of messages (in the given user / session scope) whose record no longer exists: deleted
+        when ``delete``. Returns how many were found. Idempotent; points of stored messages stay."""
+        if self.index is None:
+            return 0
+        found = 0
+        for hits in scroll_all(self.index, self.collection, scope_filter(tenant, "message", user_id=user_id, session_key=session_key)):
+            refs = [MessageRef(str(h.payload.get("chat_id")), str(h.payload.get("message_id"))) for h in hits]
+            stored = self.records.get_messages(tenant, refs)
+            orphans = [h.id for h, m in zip(hits, stored) if m is None]
+            found += len(orphans)
+            if orphans and delete:
+                self.index.delete(self.collection, ids=orphans)
+        return found

@@ -30,7 +30,7 @@ from urllib.parse import quote, unquote
 from .errors import InvalidInputError
 from .index.collection import Entry, IndexedCollection
 from .index.filters import Condition, Eq, Range
-from .indexing import point_id
+from .indexing import drop_intent, point_id, put_intent
 from .models import check_json, iso, parse_time, utcnow
 
 if TYPE_CHECKING:
@@ -281,6 +281,7 @@ class Items:
         fields = None if index is None else (False if index is False else list(index))
         records, core, dkey = self._core.records, self._core, self._pfx + doc_key(ns, key)
         with core.write_lock:
+            intent = put_intent(records, self.tenant, "item", dkey=dkey, namespace=list(ns), owner=self.owner)  # see repair
             old = records.get_docs(self.tenant, self._docs, [dkey])[0]
             now = iso(utcnow())
             doc = {
@@ -290,10 +291,15 @@ class Items:
             }
             if self.owner is not None:
                 doc["owner"] = self.owner
-            records.put_docs(self.tenant, self._docs, {dkey: doc})  # validates JSON before anything else is written
+            try:
+                records.put_docs(self.tenant, self._docs, {dkey: doc})  # validates JSON before anything else is written
+            except InvalidInputError:
+                drop_intent(records, self.tenant, intent)
+                raise
             if old is None:
                 self._count_ns(ns, +1)
             self._index([(dkey, doc)])
+            drop_intent(records, self.tenant, intent)
         return _item(doc)
 
     def delete(self, namespace: Sequence[str], key: str) -> bool:
@@ -301,11 +307,33 @@ class Items:
         ns, key = check_namespace(namespace), _check_key(key)
         core, dkey = self._core, self._pfx + doc_key(ns, key)
         with core.write_lock:
+            intent = put_intent(core.records, self.tenant, "item", dkey=dkey, namespace=list(ns), owner=self.owner)  # see repair
             n = core.records.delete_docs(self.tenant, self._docs, [dkey])
             if n:
                 self._count_ns(ns, -1)
                 self._coll.delete(ids=[point_id(self.tenant, KIND, dkey)])
+            drop_intent(core.records, self.tenant, intent)
         return bool(n)
+
+    def repair(self, dkey: str, namespace: tuple[str, ...]) -> None:
+        """Bring one item's point and its namespace counter in line with the RecordStore (idempotent): the
+        drain of an interrupted ``put`` / ``delete`` (``doctor.drain_outbox``)."""
+        with self._core.write_lock:
+            doc = self._core.records.get_docs(self.tenant, self._docs, [dkey])[0]
+            if doc is not None:
+                self._index([(dkey, doc)])
+            elif self._core.index is not None:
+                self._coll.delete(ids=[point_id(self.tenant, KIND, dkey)])
+            self.recount(namespace)
+
+    def recount(self, namespace: tuple[str, ...]) -> None:
+        """Set a namespace's item counter from the items stored under exactly that namespace."""
+        records, k = self._core.records, self._pfx + ns_key(namespace)
+        n = records.count_docs(self.tenant, self._docs, prefix=k + "|")
+        if n:
+            records.put_docs(self.tenant, self._ns_docs, {k: {"namespace": list(namespace), "count": n}})
+        else:
+            records.delete_docs(self.tenant, self._ns_docs, [k])
 
     def _count_ns(self, ns: tuple[str, ...], delta: int) -> None:
         records, k = self._core.records, self._pfx + ns_key(ns)

@@ -313,7 +313,7 @@ def test_reindex_rebuilds_a_lost_index(tmp_path, embedder):
         m.add_messages([msg(i, t) for i, t in enumerate(TOPICS, 1)])
         m.items.put(("notes",), "k1", {"text": "the vault code rotates on Fridays"})
     shutil.rmtree(path / "vectors")
-    with LayeredMemory.embedded(path, embedder=embedder) as m:
+    with LayeredMemory.embedded(path, embedder=embedder, repair_index=False) as m:  # opened without repair: reindex
         assert m.search("CrashLoopBackOff").hits == []
         assert m.items.search(("notes",), query="vault code") == []
         assert m.reindex() == len(TOPICS) + 1

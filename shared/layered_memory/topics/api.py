@@ -33,7 +33,7 @@ from .cache import InProcessRecentCache, RecentCache
 from .llm import ModelCaller
 from .recall import MessageReader, short_term
 from .search import TopicHit, TopicSearchResult, fuse_topics, summary_hit
-from .store import TOPIC_MSGS, TopicStore, seq_key
+from .store import QUEUE, TOPIC_MSGS, TopicStore, seq_key
 from .summaries import Summarizer, due_by_schedule
 from .threading import Threader, sweep_idle
 
@@ -105,6 +105,7 @@ class TopicRuntime:
         if not self.settings.enabled:
             return done
         with self.lock:
+            self.catch_up(tenant)
             while True:
                 n = self.thread_batch(tenant)
                 done["threaded"] += n
@@ -164,11 +165,51 @@ class TopicRuntime:
                 logger.warning("embedder failed (%s); threading %d messages by BM25 terms", type(exc).__name__, len(missing))
         return vecs
 
-    def _unthreaded(self, tenant: str, msgs: Sequence[Message]) -> list[Message]:
-        """Leave out messages a stopped run already threaded (membership written): at least once, never twice."""
+    def catch_up(self, tenant: str) -> int:
+        """Queue the stored messages that were never queued: the record write and the enqueue are two steps,
+        and a crash or a store fault between them must not leave a message unthreaded for good. Reads the
+        messages written since the last run (a cursor by seq); idempotent (queue keys are deterministic).
+        Returns how many were queued."""
+        if not self.settings.enabled:
+            return 0
+        core, store = self.core, self.store(tenant)
+        after = start = store.threading_cursor()
+        queued = 0
+        with core.write_lock:  # in this process, a message being written is queued by its own write hook
+            while True:
+                page = core.records.scan_messages(tenant, after_seq=after, limit=1000)
+                if not page:
+                    break
+                threaded = self._threaded(tenant, page)
+                qkeys = [store.queue_key(m.seq, m.message_id) for m in page]
+                in_queue = {k for k, d in zip(qkeys, core.records.get_docs(tenant, QUEUE, qkeys)) if d}
+                todo = [m for m, k in zip(page, qkeys) if m.ref not in threaded and k not in in_queue]
+                store.enqueue([(m.seq, m.message_id, m.chat_id) for m in todo])
+                queued += len(todo)
+                after = page[-1].seq or after
+                if len(page) < 1000:
+                    break
+            if after != start:
+                store.set_threading_cursor(after)
+        if queued:
+            logger.warning("queued %d stored messages of tenant %s that were never queued for threading", queued, tenant)
+        return queued
+
+    def _threaded(self, tenant: str, msgs: Sequence[Message]) -> set[MessageRef]:
+        """Messages already threaded: topic_id on the record, a membership row and the topic document."""
         with_topic = [m for m in msgs if m.topic_id]
+        if not with_topic:
+            return set()
         keys = [f"{m.topic_id}|{seq_key(m.seq)}" for m in with_topic]
-        done = {m.ref for m, d in zip(with_topic, self.core.records.get_docs(tenant, TOPIC_MSGS, keys) if keys else []) if d}
+        rows = self.core.records.get_docs(tenant, TOPIC_MSGS, keys)
+        topic_ids = list(dict.fromkeys(str(m.topic_id) for m in with_topic))
+        topics = {t for t, d in zip(topic_ids, self.store(tenant).get(topic_ids)) if d}
+        return {m.ref for m, d in zip(with_topic, rows) if d and m.topic_id in topics}
+
+    def _unthreaded(self, tenant: str, msgs: Sequence[Message]) -> list[Message]:
+        """Leave out messages a stopped run already threaded: at least once, never twice. A message whose
+        topic_id is on the record but whose membership or topic is missing joins that topic again."""
+        done = self._threaded(tenant, msgs)
         return [m for m in msgs if m.ref not in done]
 
     def thread_batch(self, tenant: str) -> int:
@@ -190,12 +231,24 @@ class TopicRuntime:
             topic_id = th.assigned.get(m.ref)
             if topic_id:
                 updated.append(m.model_copy(update={"topic_id": topic_id}))
+        recount = {m.topic_id for m in msgs if m.topic_id} - set(th.topics)  # already threaded by a stopped run
         with core.write_lock:
-            th.flush()
             still = {m.ref for m in core.records.get_messages(tenant, [m.ref for m in updated]) if m is not None}
             updated = [m for m in updated if m.ref in still]  # deleted meanwhile: nothing to update
+            # Crash-safe order: topic ids on the records first (a run stopped after this re-joins the same
+            # topics), then membership (deterministic keys), then the topics with message_count counted
+            # from their membership, so no crash point can count a message twice.
             if updated:
                 core.records.update_messages(tenant, updated)
+            store.add_members([r for r in th.members if (th.topics[r[0]]['chat_id'], r[2]) in still])
+            th.members = []
+            for topic in th.topics.values():
+                topic["message_count"] = store.member_count(topic["topic_id"])
+            th.flush()
+            stale = [t for t in store.get(sorted(recount)) if t and t.get("message_count") != store.member_count(t["topic_id"])]
+            for topic in stale:
+                topic["message_count"] = store.member_count(topic["topic_id"])
+            store.put(stale)
             if core.index is not None:
                 by_topic: dict[str, list[str]] = {}
                 for m in updated:

@@ -12,6 +12,7 @@ collection                key                                    value
 ``topic_jobs``            ``<topic_id>``                         a summary to write: ``{"trigger": ...}``
 ``topic_summaries``       ``<topic_id>|<version:06d>``           every summary version (seed 3.1.1)
 ``topic_chats``           ``<chat_id>``                          the chat's latest topic and clock
+``topic_state``           ``threading``                          ``{"seq": n}``: messages up to n were queued
 ========================  =====================================  ==========================================
 
 A topic lives in one chat, so the message ids it keeps (``topic_msgs`` rows, ``recent``) resolve in
@@ -37,6 +38,7 @@ QUEUE = "topic_queue"
 JOBS = "topic_jobs"
 SUMMARIES = "topic_summaries"
 CHATS = "topic_chats"
+STATE = "topic_state"
 
 _ALL = 10**9
 
@@ -53,10 +55,22 @@ class TopicStore:
         self.tenant = tenant
 
     # -- queue ------------------------------------------------------------------------------
+    @staticmethod
+    def queue_key(seq: int | None, message_id: str) -> str:
+        return f"{seq_key(seq)}|{message_id}"
+
     def enqueue(self, items: Sequence[tuple[int | None, str, str]]) -> None:
-        """Queue (seq, message_id, chat_id) for threading (seq is unique in the tenant: so is the key)."""
+        """Queue (seq, message_id, chat_id) for threading (seq is unique in the tenant: so is the key; idempotent)."""
         if items:
-            self.records.put_docs(self.tenant, QUEUE, {f"{seq_key(s)}|{mid}": {"message_id": mid, "chat_id": c} for s, mid, c in items})
+            self.records.put_docs(self.tenant, QUEUE, {self.queue_key(s, mid): {"message_id": mid, "chat_id": c} for s, mid, c in items})
+
+    def threading_cursor(self) -> int:
+        """The seq up to which every stored message is known to have been queued (``TopicRuntime.catch_up``)."""
+        doc = self.records.get_docs(self.tenant, STATE, ["threading"])[0]
+        return int(doc["seq"]) if doc else 0
+
+    def set_threading_cursor(self, seq: int) -> None:
+        self.records.put_docs(self.tenant, STATE, {"threading": {"seq": int(seq)}})
 
     def queued(self, limit: int) -> list[tuple[str, dict[str, Any]]]:
         return self.records.list_docs(self.tenant, QUEUE, limit=limit)
