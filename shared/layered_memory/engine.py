@@ -355,6 +355,10 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
         batch = list(unique.values())
         core = self._core
         with core.write_lock:
+            # A stored (chat_id, message_id) of another user is a collision, not a retry: refused before
+            # anything is written, and that user's message is never handed back.
+            existing = {m.ref: m for m in core.records.get_messages(self.tenant_id, [m.ref for m in batch]) if m is not None}
+            _refuse_foreign(batch, existing)
             self._register_sessions({(m.user_id, m.session_key) for m in batch})
             flags = core.records.put_messages(self.tenant_id, batch)
             new = [m for m, is_new in zip(batch, flags) if is_new]
@@ -373,7 +377,7 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
             old = [m.ref for m in batch if m.ref not in stored]
             if old:  # already stored: return the stored record (idempotent)
                 stored.update({m.ref: m for m in core.records.get_messages(self.tenant_id, old) if m is not None})
-        _refuse_foreign(msgs, stored, len(new))
+        _refuse_foreign(msgs, stored)  # a concurrent writer of the same id between the read and the write
         return [stored[m.ref] for m in msgs]
 
     def _register_sessions(self, sessions: set[tuple[str, str]]) -> None:
@@ -663,16 +667,15 @@ def _context_args(session_id: Any, query: Any, include_vector: Any, max_tokens: 
     return session_id, query, max_tokens, check_id("task_id", task_id, optional=True)  # type: ignore[return-value]
 
 
-def _refuse_foreign(msgs: Sequence[Message], stored: Mapping[Any, Message], written: int) -> None:
+def _refuse_foreign(msgs: Sequence[Message], stored: Mapping[Any, Message]) -> None:
     """A (chat_id, message_id) already stored for another user is a collision, not a retry: the stored
     message is never handed back (it is someone else's)."""
     for m in msgs:
-        other = stored[m.ref]
-        if other.user_id != m.user_id:
-            rest = f"; the batch's other {written} new messages were stored" if written else ""
+        other = stored.get(m.ref)
+        if other is not None and other.user_id != m.user_id:
             raise InvalidInputError(
                 "message_id", f"{m.chat_id}/{m.message_id}",
-                f"is already stored in this chat as another user's message (ids are unique per chat){rest}",
+                "is already stored in this chat as another user's message (ids are unique per chat)",
                 "give this message its own id; a retry of the same message carries the same user_id",
             )
 

@@ -74,7 +74,7 @@ def test_bug11_redis_without_appendonly_warns_once_per_server(redis_server: Any,
 def test_bug11_redis_durable_settings_do_not_warn(
     redis_binary: str, tmp_path: Path, caplog: pytest.LogCaptureFixture, appendonly: str, fsync: str, warns: bool
 ) -> None:
-    from conftest import RedisServer
+    from redis_server import RedisServer
 
     server = RedisServer(redis_binary, "--dir", str(tmp_path))  # the append-only file goes there
     admin = redis.Redis.from_url(server.url)
@@ -98,7 +98,7 @@ def test_bug11_redis_durable_settings_do_not_warn(
 @pytest.mark.redis
 def test_bug11_redis_with_config_disabled_is_tolerated(redis_binary: str, caplog: pytest.LogCaptureFixture) -> None:
     """Managed Redis services often rename or disable CONFIG: the store opens and says it could not check."""
-    from conftest import RedisServer
+    from redis_server import RedisServer
 
     server = RedisServer(redis_binary, "--rename-command", "CONFIG", "")
     try:
