@@ -14,25 +14,20 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from ._async import async_twins
 from .config import LayeredMemorySettings
 from .context import MemoryLine, assemble_context, message_key
-from .errors import ConfigurationError, InvalidInputError
+from .errors import InvalidInputError
 from .index import Scope, check_user_id
-from .indexing import MESSAGES, OUTBOX, Indexer, drop_intent, put_intent
+from .indexing import OUTBOX, drop_intent, put_intent
 from .models import ContextMessage, Message, MessageRef, SearchResult, check_id, check_refs
 from .providers.base import ChatModel, Embedder
-from .providers.tokens import get_token_counter
-from .retrieval.analyzer import Analyzer
-from .retrieval.bm25 import BM25Encoder
 from .retrieval.plan import SearchPlan, plan_search
-from .search import SearchService
+from .runtime import Runtime, build_runtime
 from .stores.base import RecordStore, VectorIndex
 from .summary import SUMMARIES, SummaryMixin
 from .userdata import UserDataMixin
@@ -41,66 +36,6 @@ logger = logging.getLogger(__name__)
 
 _DEFAULT = "default"
 SESSIONS = "sessions"
-
-
-def _resolve_embedder(embedder: Any, api_key: str | None = None) -> Embedder | None:
-    """An embedder object, or one named by a string (see ``LayeredMemorySettings.embedder``)."""
-    if embedder is None or embedder == "none":
-        return None
-    if embedder == _DEFAULT:
-        from .providers.local import default_embedder
-
-        return default_embedder()
-    if isinstance(embedder, str):
-        from .providers.local import LOCAL_EMBEDDERS
-
-        if embedder in LOCAL_EMBEDDERS:
-            return LOCAL_EMBEDDERS[embedder]()
-        model, sep, base_url = embedder.removeprefix("openai:").partition("@")
-        if embedder.startswith("openai:") and sep and model and base_url:
-            from .providers.openai_compat import OpenAICompatibleEmbedder
-
-            return OpenAICompatibleEmbedder(base_url, model, api_key=api_key)
-        raise ConfigurationError(
-            f"embedder={embedder!r} is not known; use 'default', 'none', one of {', '.join(sorted(LOCAL_EMBEDDERS))}, "
-            "'openai:<model>@<base_url>' (e.g. openai:text-embedding-3-small@https://api.openai.com/v1), or pass an "
-            "embedder object (an Embedder, a LangChain Embeddings or a LlamaIndex BaseEmbedding)"
-        )
-    from .providers.wrappers import as_embedder  # a static check: never probes a remote embedder
-
-    return as_embedder(embedder)
-
-
-def _resolve_chat_model(model: Any) -> ChatModel | None:
-    if model is None:
-        return None
-    from .providers.wrappers import as_chat_model
-
-    return as_chat_model(model)
-
-
-@dataclass
-class _Core:
-    """State shared by every tenant / user handle of one LayeredMemory."""
-
-    settings: LayeredMemorySettings
-    records: RecordStore
-    index: VectorIndex | None
-    embedder: Embedder | None
-    chat_model: ChatModel | None
-    analyzer: Analyzer
-    indexer: Indexer
-    searcher: SearchService
-    count_tokens: Any
-    # Extension points for the other tiers (topics, knowledge): each is called with the handle.
-    memory_sources: list[Any] = field(default_factory=list)  # (mem, user_id, session_id, text, vector) -> list[MemoryLine]
-    write_hooks: list[Any] = field(default_factory=list)  # (mem, new_messages) -> None, after the RecordStore write
-    processors: list[Any] = field(default_factory=list)  # (mem) -> dict[str, int], run by process()
-    summary_jobs: set[tuple[str, str, str]] = field(default_factory=set)  # (tenant, user, session) to refresh
-    known_sessions: set[tuple[str, str, str]] = field(default_factory=set)  # (tenant, user, session) registered
-    ensured_collections: set[str] = field(default_factory=set)  # vector collections already created
-    write_lock: threading.RLock = field(default_factory=threading.RLock)
-    closed: bool = False
 
 
 @async_twins
@@ -115,7 +50,7 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
         "doctor",
     )
 
-    def __init__(self, core: _Core, tenant: str = _DEFAULT, user_id: str | None = None) -> None:
+    def __init__(self, core: Runtime, tenant: str = _DEFAULT, user_id: str | None = None) -> None:
         self._core = core
         self.scope = Scope(check_id("tenant", tenant), check_user_id(user_id))  # type: ignore[arg-type]
         self.tenant_id = self.scope.tenant
@@ -141,30 +76,8 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
         embedder's vectors). Otherwise every tenant is checked on open (``doctor.open_check``): delete
         intents are drained, pending messages indexed, and an index behind or ahead of the records
         is repaired with a warning (with ``repair_index=False`` only the warning: the doctor reports)."""
-        settings = settings or LayeredMemorySettings()
-        key = settings.embedder_api_key.get_secret_value() if settings.embedder_api_key else None
-        emb = _resolve_embedder(embedder, key)
-        records.setup()
-        analyzer = Analyzer()
-        r = settings.retrieval
-        encoder = BM25Encoder(k1=r.k1, b=r.b, avgdl=r.avgdl)
-        collection = settings.qdrant.collection_prefix + MESSAGES
-        if recreate_index and index is not None:
-            from .doctor import derived_collections
-
-            for name in sorted(derived_collections(records, settings.qdrant.collection_prefix)):
-                if index.has_collection(name):
-                    index.drop_collection(name)
-        indexer = Indexer(records, index, emb, analyzer, encoder, collection, r.index_context)
-        searcher = SearchService(records, index, emb, analyzer, encoder, collection, r)
-        core = _Core(
-            settings=settings, records=records, index=index, embedder=emb, chat_model=_resolve_chat_model(chat_model),
-            analyzer=analyzer, indexer=indexer, searcher=searcher, count_tokens=get_token_counter(settings.context.encoding),
-        )
-        from .knowledge.api import register_knowledge  # the long-term tier, fed by topic summaries
-        from .topics.api import register_topics  # topic threading, mid and long tiers (seed 001)
-
-        register_knowledge(core, register_topics(core))
+        core = build_runtime(records, index, embedder=embedder, chat_model=chat_model, settings=settings, recreate_index=recreate_index)
+        settings = core.settings
         mem = cls(core, settings.tenant)
         from .doctor import open_check
 

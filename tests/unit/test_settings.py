@@ -3,7 +3,7 @@
 import pytest
 
 from layered_memory import ConfigurationError, LayeredMemorySettings
-from layered_memory.engine import _resolve_embedder
+from layered_memory.runtime import _resolve_embedder
 
 
 def test_env_settings(monkeypatch):
