@@ -88,6 +88,9 @@ def parse_time(field: str, value: object) -> datetime:
 MAX_JSON_DEPTH = 32
 
 
+MAX_JSON_INT_BITS = 4096  # about 1,233 digits; str() of an int over 4,300 digits raises in Python
+
+
 def check_json(field: str, value: object, *, max_depth: int = MAX_JSON_DEPTH) -> None:
     """Check that ``value`` is plain JSON: str keys, finite numbers, at most ``max_depth`` levels.
 
@@ -100,6 +103,9 @@ def check_json(field: str, value: object, *, max_depth: int = MAX_JSON_DEPTH) ->
     stack: list[tuple[str, object, int]] = [(field, value, 1)]
     while stack:
         path, v, depth = stack.pop()
+        if isinstance(v, int) and not isinstance(v, bool) and v.bit_length() > MAX_JSON_INT_BITS:
+            raise InvalidInputError(path, f"an int of {v.bit_length()} bits", f"integers are limited to {MAX_JSON_INT_BITS} bits "
+                                    "(Python cannot print longer ones as JSON text)", "store it as a string")
         if v is None or isinstance(v, (str, bool, int)):
             continue
         if isinstance(v, float):

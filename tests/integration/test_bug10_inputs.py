@@ -272,3 +272,17 @@ def test_bug10_huge_int_filter_values_are_input_errors(mem: LayeredMemory) -> No
     with pytest.raises(InvalidInputError) as exc:
         mem.search("payments", filters={"session_key": [10**5000]})
     _input_error(exc, "filters.session_key")
+
+
+def test_bug10_item_value_with_a_huge_int_is_refused_before_any_write(tmp_path):
+    from layered_memory import InvalidInputError, LayeredMemory
+
+    mem = LayeredMemory.embedded(tmp_path, embedder="none")
+    try:
+        with pytest.raises(InvalidInputError, match="limited to 4096 bits"):
+            mem.items.put(("ns",), "k", {"n": 10 ** 5000})
+        assert mem.records.count_docs(mem.tenant_id, "index_outbox") == 0 and mem.items.get(("ns",), "k") is None
+        with pytest.raises(InvalidInputError, match="limited to 4096 bits"):
+            mem.add_message(message_id="m1", chat_id="c1", user_id="u1", content="x", metadata={"n": -(10 ** 5000)})
+    finally:
+        mem.close()
