@@ -286,11 +286,11 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
                     logger.warning("indexing failed (%s: %s); %d messages stay pending", type(exc).__name__, exc, len(new))
                 for hook in core.write_hooks:
                     hook(self, new)
-            stored = {m.ref: m for m in new}
-            old = [m.ref for m in batch if m.ref not in stored]
-            if old:  # already stored: return the stored record (idempotent)
-                stored.update({m.ref: m for m in core.records.get_messages(self.tenant_id, old) if m is not None})
-        _refuse_foreign(msgs, stored)  # a concurrent writer of the same id between the read and the write
+            stored = {**existing, **{m.ref: m for m in new}}  # already stored: the stored record (idempotent)
+            raced = [m.ref for m in batch if m.ref not in stored]  # written by another process since the read
+            if raced:
+                stored.update({m.ref: m for m in core.records.get_messages(self.tenant_id, raced) if m is not None})
+                _refuse_foreign(batch, stored)
         return [stored[m.ref] for m in msgs]
 
     def _register_sessions(self, sessions: set[tuple[str, str]]) -> None:
