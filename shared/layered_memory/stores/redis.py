@@ -20,7 +20,7 @@ cluster slot and the Lua scripts and MULTI blocks below may touch all of its key
 ``|`` cannot occur in ids (``models.ID_PATTERN``), so ``s:`` keys and message members are
 unambiguous. A message is ``(chat_id, message_id)``: Telegram numbers each chat's messages from 1.
 Message writes run as Lua scripts: atomic, and every check happens before the first write (Lua does
-not roll back). Layout 1 keyed messages by message_id alone; ``setup()`` migrates it (``_MIGRATE_V2``).
+not roll back). Layout 1 keyed messages by message_id alone; ``setup()`` migrates it (``redis_scripts.MIGRATE_V2``).
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ from ..errors import (
 )
 from ..models import Message, MessageRef
 from .base import INDEX_UPGRADES, MESSAGE_POINTS_V2
+from . import redis_scripts as lua
 from .redis_cache import RedisRecentCache
 from .sqlite import check_collection, check_limit, check_tenant, dump_doc, dump_message, load_message, not_stored, ref_pairs
 
@@ -55,137 +56,6 @@ logger = logging.getLogger(__name__)
 SCHEMA_VERSION = 2
 _DURABILITY_CHECKED: set[str] = set()  # server addresses whose persistence settings were read (warn once each)
 _BATCH = 1000  # ids per script call / per command
-
-# Shared Lua helper: HMGET in chunks (unpack() has a stack limit of a few thousand values).
-_FETCH = """
-local function fetch(hash, ids)
-  local out = {}
-  for s = 1, #ids, 1000 do
-    local part = redis.call('HMGET', hash, unpack(ids, s, math.min(s + 999, #ids)))
-    for _, v in ipairs(part) do out[#out + 1] = v end
-  end
-  return out
-end
-"""
-
-# KEYS: m, seq, all, pend. ARGV: base, then (member, json, user_id, session_key, chat_id) per message.
-_PUT = """
-local base = ARGV[1]
-local out = {}
-for i = 2, #ARGV, 5 do
-  local id = ARGV[i]
-  if redis.call('HEXISTS', KEYS[1], id) == 1 then
-    out[#out + 1] = 0
-  else
-    local seq = redis.call('INCR', KEYS[2])
-    redis.call('HSET', KEYS[1], id, seq .. ':' .. ARGV[i + 1])
-    redis.call('ZADD', KEYS[3], seq, id)
-    redis.call('ZADD', KEYS[4], seq, id)
-    redis.call('ZADD', base .. 's:' .. ARGV[i + 2] .. '|' .. ARGV[i + 3], seq, id)
-    redis.call('ZADD', base .. 'u:' .. ARGV[i + 2], seq, id)
-    redis.call('ZADD', base .. 'c:' .. ARGV[i + 4], seq, id)
-    out[#out + 1] = seq
-  end
-end
-return out
-"""
-
-# KEYS: m. ARGV: base, then (member, json, user_id, session_key, chat_id) per message. The chat is
-# part of the member, so it never changes here.
-_UPDATE = """
-local base = ARGV[1]
-for i = 2, #ARGV, 5 do
-  if redis.call('HEXISTS', KEYS[1], ARGV[i]) == 0 then return redis.error_reply('NOTFOUND ' .. ARGV[i]) end
-end
-for i = 2, #ARGV, 5 do
-  local id, user, session = ARGV[i], ARGV[i + 2], ARGV[i + 3]
-  local raw = redis.call('HGET', KEYS[1], id)
-  local cut = string.find(raw, ':', 1, true)
-  local seq = string.sub(raw, 1, cut - 1)
-  local old = cjson.decode(string.sub(raw, cut + 1))
-  if old.user_id ~= user or old.session_key ~= session then
-    redis.call('ZREM', base .. 's:' .. old.user_id .. '|' .. old.session_key, id)
-    redis.call('ZADD', base .. 's:' .. user .. '|' .. session, seq, id)
-  end
-  if old.user_id ~= user then
-    redis.call('ZREM', base .. 'u:' .. old.user_id, id)
-    redis.call('ZADD', base .. 'u:' .. user, seq, id)
-  end
-  redis.call('HSET', KEYS[1], id, seq .. ':' .. ARGV[i + 1])
-end
-return 1
-"""
-
-# KEYS: m, all, pend, source zset (a session or a user). ARGV: base. Returns the deleted ids.
-_DELETE = """
-local base = ARGV[1]
-local ids = redis.call('ZRANGE', KEYS[4], 0, -1)
-for _, id in ipairs(ids) do
-  local raw = redis.call('HGET', KEYS[1], id)
-  if raw then
-    local m = cjson.decode(string.sub(raw, string.find(raw, ':', 1, true) + 1))
-    redis.call('ZREM', base .. 's:' .. m.user_id .. '|' .. m.session_key, id)
-    redis.call('ZREM', base .. 'u:' .. m.user_id, id)
-    redis.call('ZREM', base .. 'c:' .. m.chat_id, id)
-    redis.call('HDEL', KEYS[1], id)
-  end
-  redis.call('ZREM', KEYS[2], id)
-  redis.call('ZREM', KEYS[3], id)
-end
-return ids
-"""
-
-# KEYS: m, all, pend, upgrades hash, upgrades key zset. ARGV: base, marker key, marker json.
-# Layout 1 -> 2 for one tenant: hash fields and ZSET members ``message_id`` become
-# ``chat_id|message_id``; every message goes back to the index outbox, and the marker document tells
-# the Indexer to move the points to per-chat ids. Idempotent (a member with ``|`` is already moved).
-_MIGRATE_V2 = """
-local base = ARGV[1]
-local flat = redis.call('HGETALL', KEYS[1])
-for i = 1, #flat, 2 do
-  local id, raw = flat[i], flat[i + 1]
-  if not string.find(id, '|', 1, true) then
-    local cut = string.find(raw, ':', 1, true)
-    local seq = string.sub(raw, 1, cut - 1)
-    local m = cjson.decode(string.sub(raw, cut + 1))
-    local member = m.chat_id .. '|' .. id
-    for _, z in ipairs({KEYS[2], base .. 's:' .. m.user_id .. '|' .. m.session_key, base .. 'u:' .. m.user_id,
-                        base .. 'c:' .. m.chat_id}) do
-      redis.call('ZREM', z, id)
-      redis.call('ZADD', z, seq, member)
-    end
-    redis.call('ZREM', KEYS[3], id)
-    redis.call('HSET', KEYS[1], member, raw)
-    redis.call('HDEL', KEYS[1], id)
-  end
-end
-if #flat > 0 then
-  redis.call('ZUNIONSTORE', KEYS[3], 1, KEYS[2])
-  redis.call('HSET', KEYS[4], ARGV[2], ARGV[3])
-  redis.call('ZADD', KEYS[5], 0, ARGV[2])
-end
-return #flat / 2
-"""
-
-# KEYS: zset, m. ARGV: limit. The last ``limit`` stored values, newest first.
-_WINDOW = _FETCH + """
-return fetch(KEYS[2], redis.call('ZREVRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1))
-"""
-
-# KEYS: zset, m. ARGV: after_seq, count. Stored values with seq > after_seq, oldest first.
-_RANGE = _FETCH + """
-return fetch(KEYS[2], redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], '+inf', 'LIMIT', 0, tonumber(ARGV[2])))
-"""
-
-# KEYS: dk, d. ARGV: min, max, limit. Flat [key, json, key, json, ...] in key order.
-_LIST_DOCS = _FETCH + """
-local keys = redis.call('ZRANGEBYLEX', KEYS[1], ARGV[1], ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
-local docs = fetch(KEYS[2], keys)
-local out = {}
-for i = 1, #keys do out[#out + 1] = keys[i]; out[#out + 1] = docs[i] end
-return out
-"""
-
 
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
@@ -241,13 +111,13 @@ class RedisRecordStore:
         self.address = kwargs.get("path") or f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}"
         self._timeout = kwargs.get("socket_timeout")
         self._registered: set[str] = set()  # tenants already in <prefix>:tenants
-        self._put = client.register_script(_PUT)
-        self._update = client.register_script(_UPDATE)
-        self._delete = client.register_script(_DELETE)
-        self._migrate_v2 = client.register_script(_MIGRATE_V2)
-        self._window = client.register_script(_WINDOW)
-        self._range = client.register_script(_RANGE)
-        self._list_docs = client.register_script(_LIST_DOCS)
+        self._put = client.register_script(lua.PUT)
+        self._update = client.register_script(lua.UPDATE)
+        self._delete = client.register_script(lua.DELETE)
+        self._migrate_v2 = client.register_script(lua.MIGRATE_V2)
+        self._window = client.register_script(lua.WINDOW)
+        self._range = client.register_script(lua.RANGE)
+        self._list_docs = client.register_script(lua.LIST_DOCS)
 
     @classmethod
     def from_url(
