@@ -62,9 +62,7 @@ class LayeredMemoryStore(BaseStore):
             raise ValueError(f"index['fields']={fields!r} must be a list of JSON paths, e.g. ['text', 'sections[*].text']")
         self.memory = memory
         self.index_config = index
-        self.items = memory.items
-        if fields:
-            self.items.default_fields = list(fields)
+        self.items = memory.items.with_fields(fields) if fields else memory.items
 
     def __repr__(self) -> str:
         return f"LayeredMemoryStore(tenant={self.memory.tenant_id!r})"

@@ -22,13 +22,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .indexing import OUTBOX, drop_intent, message_point_id, point_id, scope_filter, scroll_all
+from .index import Scope
 from .models import Message, MessageRef
 
 if TYPE_CHECKING:
-    from .engine import LayeredMemory
+    from .runtime import Runtime
 
 logger = logging.getLogger(__name__)
 
@@ -36,20 +38,37 @@ PAGE = 1000
 KINDS = ("messages", "topic_summaries", "items", "agents")
 
 
-def _docs(mem: LayeredMemory, collection: str, prefix: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
+@dataclass(frozen=True)
+class Tenant:
+    """One tenant of one engine's runtime: the unit the doctor checks and repairs (the whole tenant,
+    never a bound user's part of it)."""
+
+    core: Runtime
+    tenant_id: str
+
+    @property
+    def records(self) -> Any:
+        return self.core.records
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(self.tenant_id)
+
+
+def _docs(tn: Tenant, collection: str, prefix: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
     after = ""
     while True:
-        page = mem.records.list_docs(mem.tenant_id, collection, prefix=prefix, after=after, limit=PAGE)
+        page = tn.records.list_docs(tn.tenant_id, collection, prefix=prefix, after=after, limit=PAGE)
         yield from page
         if len(page) < PAGE:
             return
         after = page[-1][0]
 
 
-def _messages_iter(mem: LayeredMemory) -> Iterator[Message]:
+def _messages_iter(tn: Tenant) -> Iterator[Message]:
     after = 0
     while True:
-        page = mem.records.scan_messages(mem.tenant_id, after_seq=after, limit=PAGE)
+        page = tn.records.scan_messages(tn.tenant_id, after_seq=after, limit=PAGE)
         yield from page
         if len(page) < PAGE:
             return
@@ -61,39 +80,39 @@ def _report(records: int, points: int, missing: int, orphans: int, **extra: int)
 
 
 # -- the delete outbox ------------------------------------------------------------------------------
-def drain_outbox(mem: LayeredMemory) -> int:
+def drain_outbox(tn: Tenant) -> int:
     """Finish every delete intent of the tenant (see ``indexing``). Returns how many were drained."""
     from .items import Items
 
-    core = mem._core
+    core = tn.core
     done = 0
     with core.write_lock:
-        for key, doc in list(_docs(mem, OUTBOX)):
+        for key, doc in list(_docs(tn, OUTBOX)):
             op = doc.get("op")
             if op == "clear":
                 user, session = doc.get("user_id"), doc.get("session_key")
-                core.indexer.orphan_messages(mem.tenant_id, user_id=user, session_key=session)
-                if user and not core.records.count_messages(mem.tenant_id, user_id=user, session_key=session):
-                    mem._drop_session_docs(user, session)
+                core.indexer.orphan_messages(tn.tenant_id, user_id=user, session_key=session)
+                if user and not core.records.count_messages(tn.tenant_id, user_id=user, session_key=session):
+                    tn.core.sessions.drop(tn.tenant_id, user, session)
             elif op == "item":
                 owner = doc.get("owner")
-                Items(mem.for_user(owner) if owner else mem).repair(doc["dkey"], tuple(doc["namespace"]))
+                Items(tn.core, tn.scope.narrow(owner) if owner else tn.scope).repair(doc["dkey"], tuple(doc["namespace"]))
             else:
-                logger.warning("index outbox of tenant %s: unknown intent %r dropped", mem.tenant_id, op)
-            drop_intent(core.records, mem.tenant_id, key)
+                logger.warning("index outbox of tenant %s: unknown intent %r dropped", tn.tenant_id, op)
+            drop_intent(core.records, tn.tenant_id, key)
             done += 1
     if done:
-        logger.info("drained %d delete intents of tenant %s", done, mem.tenant_id)
+        logger.info("drained %d delete intents of tenant %s", done, tn.tenant_id)
     return done
 
 
 # -- messages ---------------------------------------------------------------------------------------
-def _check_messages(mem: LayeredMemory, repair: bool) -> dict[str, int]:
-    core, tenant = mem._core, mem.tenant_id
+def _check_messages(tn: Tenant, repair: bool) -> dict[str, int]:
+    core, tenant = tn.core, tn.tenant_id
     pending = set(core.records.pending_index(tenant, limit=10**9))
     expected: dict[str, tuple[MessageRef, MessageRef | None]] = {}  # point id -> (ref, previous turn's ref)
     last: dict[tuple[str, str], MessageRef] = {}
-    for m in _messages_iter(mem):
+    for m in _messages_iter(tn):
         key = (m.user_id, m.session_key)
         expected[message_point_id(tenant, m.ref)] = (m.ref, last.get(key))
         last[key] = m.ref
@@ -120,13 +139,12 @@ def _check_messages(mem: LayeredMemory, repair: bool) -> dict[str, int]:
 
 
 # -- topic summaries ----------------------------------------------------------------------------------
-def _check_summaries(mem: LayeredMemory, repair: bool) -> dict[str, int]:
-    from .topics.api import register_topics
+def _check_summaries(tn: Tenant, repair: bool) -> dict[str, int]:
     from .topics.store import TOPICS, TopicStore
     from .topics.summaries import KIND
 
-    core, tenant = mem._core, mem.tenant_id
-    topics = {d["topic_id"]: d for _, d in _docs(mem, TOPICS) if d.get("summary_version")}
+    core, tenant = tn.core, tn.tenant_id
+    topics = {d["topic_id"]: d for _, d in _docs(tn, TOPICS) if d.get("summary_version")}
     expected = {point_id(tenant, KIND, t): t for t in topics}
     if core.index is None:
         return _report(len(expected), 0, 0, 0)
@@ -141,23 +159,22 @@ def _check_summaries(mem: LayeredMemory, repair: bool) -> dict[str, int]:
                 core.index.delete(core.indexer.collection, ids=orphans)
             if missing:
                 latest = TopicStore(core.records, tenant).latest_summaries([topics[t] for t in missing])
-                register_topics(core).summarizer(tenant).index_summaries(list(latest.values()))
+                core.topics.summarizer(tenant).index_summaries(list(latest.values()))
     return _report(len(expected), len(actual), len(missing), len(orphans))
 
 
-def reindex_summaries(mem: LayeredMemory) -> int:
+def reindex_summaries(tn: Tenant) -> int:
     """Re-create the point of every topic's latest summary. Returns how many were indexed."""
-    from .topics.api import register_topics
     from .topics.store import TOPICS, TopicStore
 
-    core = mem._core
+    core = tn.core
     if core.index is None:
         return 0
-    topics = [d for _, d in _docs(mem, TOPICS) if d.get("summary_version")]
-    summarizer = register_topics(core).summarizer(mem.tenant_id)
+    topics = [d for _, d in _docs(tn, TOPICS) if d.get("summary_version")]
+    summarizer = core.topics.summarizer(tn.tenant_id)
     n = 0
     for start in range(0, len(topics), 256):
-        latest = TopicStore(core.records, mem.tenant_id).latest_summaries(topics[start : start + 256])
+        latest = TopicStore(core.records, tn.tenant_id).latest_summaries(topics[start : start + 256])
         with core.write_lock:
             summarizer.index_summaries(list(latest.values()))
         n += len(latest)
@@ -165,12 +182,12 @@ def reindex_summaries(mem: LayeredMemory) -> int:
 
 
 # -- items ----------------------------------------------------------------------------------------------
-def _check_items(mem: LayeredMemory, repair: bool) -> dict[str, int]:
+def _check_items(tn: Tenant, repair: bool) -> dict[str, int]:
     from .items import ITEM_NS, ITEMS, KIND, USER_ITEMS, Items, ns_key
 
-    core, tenant = mem._core, mem.tenant_id
-    shared = dict(_docs(mem, ITEMS))
-    docs = {**shared, **dict(_docs(mem, USER_ITEMS))}  # one point collection holds both spaces
+    core, tenant = tn.core, tn.tenant_id
+    shared = dict(_docs(tn, ITEMS))
+    docs = {**shared, **dict(_docs(tn, USER_ITEMS))}  # one point collection holds both spaces
     expected = {point_id(tenant, KIND, k): k for k, d in docs.items() if d.get("index") is not False}
     counts: dict[str, int] = {}
     spaces: dict[str, tuple[str, ...]] = {}
@@ -178,12 +195,12 @@ def _check_items(mem: LayeredMemory, repair: bool) -> dict[str, int]:
         k = ns_key(tuple(d["namespace"]))
         counts[k] = counts.get(k, 0) + 1
         spaces[k] = tuple(d["namespace"])
-    stored = {k: d.get("count", 0) for k, d in _docs(mem, ITEM_NS)}
-    spaces.update({k: tuple(d["namespace"]) for k, d in _docs(mem, ITEM_NS)})
+    stored = {k: d.get("count", 0) for k, d in _docs(tn, ITEM_NS)}
+    spaces.update({k: tuple(d["namespace"]) for k, d in _docs(tn, ITEM_NS)})
     bad_ns = sorted(k for k in set(counts) | set(stored) if counts.get(k, 0) != stored.get(k, 0))
     actual: set[str] = set()
     stale: set[str] = set()  # points of an older version of the item (a put stopped before its index write)
-    items = Items(mem) if core.index is not None or bad_ns else None
+    items = Items(core, tn.scope) if core.index is not None or bad_ns else None
     if core.index is not None:
         for hits in scroll_all(core.index, items.collection, scope_filter(tenant, KIND)):  # type: ignore[union-attr]
             actual.update(h.id for h in hits)
@@ -204,14 +221,13 @@ def _check_items(mem: LayeredMemory, repair: bool) -> dict[str, int]:
 
 
 # -- agents ---------------------------------------------------------------------------------------------
-def _agent_parts(mem: LayeredMemory) -> Iterator[tuple[Any, Any, Any]]:
+def _agent_parts(tn: Tenant) -> Iterator[tuple[Any, Any, Any]]:
     """(store, scope, info) of every registered agent of the tenant."""
-    from .agents.api import _state
     from .agents.models import AgentScope
 
-    store = _state(mem).store
-    for info in store.list(mem.tenant_id):
-        yield store, AgentScope.of(mem.tenant_id, info.user_id, info.agent_name), info
+    store = tn.core.agents.store
+    for info in store.list(tn.tenant_id):
+        yield store, AgentScope.of(tn.tenant_id, info.user_id, info.agent_name), info
 
 
 def _check_agent(store: Any, scope: Any, info: Any, repair: bool) -> tuple[int, int, int, int]:
@@ -237,12 +253,12 @@ def _check_agent(store: Any, scope: Any, info: Any, repair: bool) -> tuple[int, 
     return len(docs), len(actual), len(missing), len(orphans)
 
 
-def _check_agents(mem: LayeredMemory, repair: bool, only: set[str] | None = None) -> dict[str, int]:
-    if mem._core.index is None:
+def _check_agents(tn: Tenant, repair: bool, only: set[str] | None = None) -> dict[str, int]:
+    if tn.core.index is None:
         return _report(0, 0, 0, 0, agents=0)
     totals = [0, 0, 0, 0]
     n = 0
-    for store, scope, info in _agent_parts(mem):
+    for store, scope, info in _agent_parts(tn):
         if only is not None and scope.key not in only:
             continue
         n += 1
@@ -251,13 +267,13 @@ def _check_agents(mem: LayeredMemory, repair: bool, only: set[str] | None = None
     return _report(*totals, agents=n)
 
 
-def reindex_agents(mem: LayeredMemory) -> int:
+def reindex_agents(tn: Tenant) -> int:
     """Re-create the points of every agent interaction of the tenant. Returns how many were indexed."""
     from .agents.api import Agent
 
-    if mem._core.index is None:
+    if tn.core.index is None:
         return 0
-    return sum(Agent(mem, scope, info).reindex() for _, scope, info in _agent_parts(mem))
+    return sum(Agent(tn.core, scope, info).reindex() for _, scope, info in _agent_parts(tn))
 
 
 def derived_collections(records: Any, prefix: str) -> set[str]:
@@ -281,22 +297,22 @@ def derived_collections(records: Any, prefix: str) -> set[str]:
 
 
 # -- topic threading ------------------------------------------------------------------------------------
-def _check_topics(mem: LayeredMemory, repair: bool) -> dict[str, int]:
+def _check_topics(tn: Tenant, repair: bool) -> dict[str, int]:
     from .topics.store import QUEUE, TOPIC_MSGS, TOPICS, TopicStore
 
-    core, tenant = mem._core, mem.tenant_id
+    core, tenant = tn.core, tn.tenant_id
     if not core.settings.topics.enabled:
         return {"topics": 0, "unthreaded": 0, "queued": 0, "counters": 0}
-    topics = [d for _, d in _docs(mem, TOPICS)]
+    topics = [d for _, d in _docs(tn, TOPICS)]
     chat_of = {t["topic_id"]: t["chat_id"] for t in topics}
     members: dict[str, int] = {}
     threaded: set[tuple[str, str]] = set()  # a topic's member ids resolve in the topic's chat
-    for key, row in _docs(mem, TOPIC_MSGS):
+    for key, row in _docs(tn, TOPIC_MSGS):
         topic = key.rsplit("|", 1)[0]
         members[topic] = members.get(topic, 0) + 1
         threaded.add((chat_of.get(topic, ""), row["id"]))
-    queued = {(d["chat_id"], d["message_id"]) for _, d in _docs(mem, QUEUE)}
-    unthreaded = [m for m in _messages_iter(mem) if m.ref not in threaded and m.ref not in queued]
+    queued = {(d["chat_id"], d["message_id"]) for _, d in _docs(tn, QUEUE)}
+    unthreaded = [m for m in _messages_iter(tn) if m.ref not in threaded and m.ref not in queued]
     bad = [t for t in topics if t.get("message_count", 0) != members.get(t["topic_id"], 0)]
     if repair and (unthreaded or bad):
         store = TopicStore(core.records, tenant)
@@ -308,22 +324,23 @@ def _check_topics(mem: LayeredMemory, repair: bool) -> dict[str, int]:
     return {"topics": len(topics), "unthreaded": len(unthreaded), "queued": len(queued), "counters": len(bad)}
 
 
-def reindex(mem: LayeredMemory) -> int:
+def reindex(tn: Tenant) -> int:
     """``mem.reindex()``: every kind re-created from the records, orphans removed. Returns the count."""
-    from .items import ITEMS, USER_ITEMS
+    from .items import ITEMS, USER_ITEMS, Items
 
-    core = mem._core
+    core = tn.core
     if core.index is None:
         return 0
     with core.write_lock:
-        mem._drain_outbox()
-        core.records.mark_all_pending(mem.tenant_id)
-        n = core.indexer.flush(mem.tenant_id)
-        core.indexer.orphan_messages(mem.tenant_id)
-    if core.records.count_docs(mem.tenant_id, ITEMS) or core.records.count_docs(mem.tenant_id, USER_ITEMS):
-        n += mem.items.reindex()
-    n += reindex_summaries(mem) + reindex_agents(mem)
-    check(mem, repair=True)  # orphans of items, summaries and agents; topic counters
+        if tn.records.count_docs(tn.tenant_id, OUTBOX):
+            drain_outbox(tn)
+        core.records.mark_all_pending(tn.tenant_id)
+        n = core.indexer.flush(tn.tenant_id)
+        core.indexer.orphan_messages(tn.tenant_id)
+    if core.records.count_docs(tn.tenant_id, ITEMS) or core.records.count_docs(tn.tenant_id, USER_ITEMS):
+        n += Items(tn.core, tn.scope).reindex()
+    n += reindex_summaries(tn) + reindex_agents(tn)
+    check(tn, repair=True)  # orphans of items, summaries and agents; topic counters
     return n
 
 
@@ -332,34 +349,34 @@ def _drifted(part: dict[str, int]) -> bool:
     return any(part.get(k, 0) for k in ("missing", "orphans", "pending", "namespace_counters", "unthreaded", "counters"))
 
 
-def check(mem: LayeredMemory, *, repair: bool = False) -> dict[str, Any]:
+def check(tn: Tenant, *, repair: bool = False) -> dict[str, Any]:
     """The full report of one tenant (see the module docstring); with ``repair`` the drift is repaired and
     the report says what was found before the repair (``ok`` is then the state after it)."""
-    outbox = mem.records.count_docs(mem.tenant_id, OUTBOX)
+    outbox = tn.records.count_docs(tn.tenant_id, OUTBOX)
     if repair and outbox:
-        drain_outbox(mem)
-    report: dict[str, Any] = {"tenant": mem.tenant_id, "outbox": outbox}
-    report["messages"] = _check_messages(mem, repair)
-    report["topic_summaries"] = _check_summaries(mem, repair)
-    report["items"] = _check_items(mem, repair)
-    report["agents"] = _check_agents(mem, repair)
-    report["topics"] = _check_topics(mem, repair)
+        drain_outbox(tn)
+    report: dict[str, Any] = {"tenant": tn.tenant_id, "outbox": outbox}
+    report["messages"] = _check_messages(tn, repair)
+    report["topic_summaries"] = _check_summaries(tn, repair)
+    report["items"] = _check_items(tn, repair)
+    report["agents"] = _check_agents(tn, repair)
+    report["topics"] = _check_topics(tn, repair)
     drift = bool(outbox) or any(_drifted(report[k]) for k in (*KINDS, "topics"))
     report["ok"] = not drift
     if repair and drift:
         report["repaired"] = True
-        report["ok"] = check(mem)["ok"]  # the state after the repair
+        report["ok"] = check(tn)["ok"]  # the state after the repair
     return report
 
 
-def _count(mem: LayeredMemory, collection: str, kind: str) -> int:
-    index = mem._core.index
+def _count(tn: Tenant, collection: str, kind: str) -> int:
+    index = tn.core.index
     if index is None or not index.has_collection(collection):
         return 0
-    return index.count(collection, filter=scope_filter(mem.tenant_id, kind))
+    return index.count(collection, filter=scope_filter(tn.tenant_id, kind))
 
 
-def open_check(mem: LayeredMemory, *, repair: bool = True) -> dict[str, Any]:
+def open_check(tn: Tenant, *, repair: bool = True) -> dict[str, Any]:
     """The check run when a store opens: cheap counts per kind; a kind whose counts disagree is checked in
     full and (with ``repair``) repaired, with a warning. Returns {kind: report} of the drifting kinds."""
     from .items import ITEMS, USER_ITEMS, Items
@@ -367,58 +384,58 @@ def open_check(mem: LayeredMemory, *, repair: bool = True) -> dict[str, Any]:
     from .topics.store import SUMMARIES, TOPICS
     from .topics.summaries import KIND as SUMMARY_KIND
 
-    core, tenant = mem._core, mem.tenant_id
+    core, tenant = tn.core, tn.tenant_id
     records = core.records
     found: dict[str, Any] = {}
     outbox = records.count_docs(tenant, OUTBOX)
     if outbox:
         if repair:
-            drain_outbox(mem)
+            drain_outbox(tn)
         found["outbox"] = outbox
     if core.index is None:
-        return _warn(mem, found, repair)
+        return _warn(tn, found, repair)
     if repair:
         core.indexer.flush(tenant)
     n_msgs = records.count_messages(tenant)
     n_pending = len(records.pending_index(tenant, limit=n_msgs + 1)) if n_msgs else 0
-    n_points = _count(mem, core.indexer.collection, "message")
+    n_points = _count(tn, core.indexer.collection, "message")
     if n_points and not n_msgs:  # no record at all: a lost or a wrong record store? never wipe on a guess
-        found["messages"] = _check_messages(mem, False)
-        return _warn(mem, found, False)
+        found["messages"] = _check_messages(tn, False)
+        return _warn(tn, found, False)
     if n_points > n_msgs or n_points < n_msgs - n_pending:
-        found["messages"] = _check_messages(mem, repair)
+        found["messages"] = _check_messages(tn, repair)
     n_topics, n_versions = records.count_docs(tenant, TOPICS), records.count_docs(tenant, SUMMARIES)
-    n_sum_points = _count(mem, core.indexer.collection, SUMMARY_KIND)
+    n_sum_points = _count(tn, core.indexer.collection, SUMMARY_KIND)
     if n_sum_points > n_topics or (n_versions and not n_sum_points):
-        found["topic_summaries"] = _check_summaries(mem, repair)
+        found["topic_summaries"] = _check_summaries(tn, repair)
     n_items = records.count_docs(tenant, ITEMS) + records.count_docs(tenant, USER_ITEMS)
     if n_items or core.index.has_collection(core.settings.qdrant.collection_prefix + ITEMS):
-        if _count(mem, Items(mem).collection, ITEM_KIND) != n_items:
-            part = _check_items(mem, repair)
+        if _count(tn, Items(tn.core, tn.scope).collection, ITEM_KIND) != n_items:
+            part = _check_items(tn, repair)
             if _drifted(part):
                 found["items"] = part
     from .agents.store import scope_filter as agent_filter
 
     drifting = set()
-    for store, scope, info in _agent_parts(mem):
+    for store, scope, info in _agent_parts(tn):
         store.ensure(info)
         flt, _ = agent_filter(scope, None)
         if store.index.count(info.collection, filter=flt) != store.count_docs(scope):
             drifting.add(scope.key)
     if drifting:
-        found["agents"] = _check_agents(mem, repair, only=drifting)
-    return _warn(mem, found, repair)
+        found["agents"] = _check_agents(tn, repair, only=drifting)
+    return _warn(tn, found, repair)
 
 
-def _warn(mem: LayeredMemory, found: dict[str, Any], repair: bool) -> dict[str, Any]:
+def _warn(tn: Tenant, found: dict[str, Any], repair: bool) -> dict[str, Any]:
     """One warning per tenant: what drifted, and either "repaired" or the command that repairs it."""
     if found:
         what = "; ".join(f"{k}: {v}" for k, v in found.items())
         if repair:
-            logger.warning("the vector index of tenant %s was out of line with the record store (%s); repaired", mem.tenant_id, what)
+            logger.warning("the vector index of tenant %s was out of line with the record store (%s); repaired", tn.tenant_id, what)
         else:
             logger.warning(
                 "the vector index of tenant %s is out of line with the record store (%s); run `layered-memory --tenant %s "
-                "doctor --repair` or mem.tenant(%r).doctor(repair=True)", mem.tenant_id, what, mem.tenant_id, mem.tenant_id,
+                "doctor --repair` or mem.tenant(%r).doctor(repair=True)", tn.tenant_id, what, tn.tenant_id, tn.tenant_id,
             )
     return found

@@ -12,11 +12,13 @@ see user u1 (adapters bind both at construction).
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from ._async import async_twins
 from .config import LayeredMemorySettings
@@ -29,17 +31,33 @@ from .providers.base import ChatModel, Embedder
 from .retrieval.plan import SearchPlan, plan_search
 from .runtime import Runtime, build_runtime
 from .stores.base import RecordStore, VectorIndex
-from .summary import SUMMARIES, SummaryMixin
-from .userdata import UserDataMixin
+from .summary import SessionSummaries
+from .userdata import UserData
+
+if TYPE_CHECKING:
+    from .agents.api import Agents
+    from .items import Items
+    from .knowledge.api import Knowledge
+    from .topics.api import Topics
 
 logger = logging.getLogger(__name__)
 
 _DEFAULT = "default"
-SESSIONS = "sessions"
+
+
+def _delegate(part: str, cls: type, name: str) -> Any:
+    """A facade method that calls ``self.<part>.<name>`` (same signature and docstring)."""
+    target = getattr(cls, name)
+
+    @functools.wraps(target)
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return getattr(getattr(self, part), name)(*args, **kwargs)
+
+    return method
 
 
 @async_twins
-class LayeredMemory(SummaryMixin, UserDataMixin):
+class LayeredMemory:
     """The memory engine for one tenant (default ``"default"``), optionally bound to one user."""
 
     _ASYNC = (
@@ -55,6 +73,23 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
         self.scope = Scope(check_id("tenant", tenant), check_user_id(user_id))  # type: ignore[arg-type]
         self.tenant_id = self.scope.tenant
         self.bound_user = self.scope.bound_user
+        self._summaries = SessionSummaries(core, self.scope)
+        self._user_data = UserData(core.records, self.scope)
+
+    # -- delegations: session summaries (seed 002) and user data, task memory, tasks ----------------
+    get_summary = _delegate("_summaries", SessionSummaries, "get_summary")
+    refresh_summary = _delegate("_summaries", SessionSummaries, "refresh_summary")
+    set_user_data = _delegate("_user_data", UserData, "set_user_data")
+    get_user_data = _delegate("_user_data", UserData, "get_user_data")
+    delete_user_data = _delegate("_user_data", UserData, "delete_user_data")
+    add_tool_result = _delegate("_user_data", UserData, "add_tool_result")
+    get_task_memory = _delegate("_user_data", UserData, "get_task_memory")
+    clear_task_memory = _delegate("_user_data", UserData, "clear_task_memory")
+    create_task = _delegate("_user_data", UserData, "create_task")
+    get_task = _delegate("_user_data", UserData, "get_task")
+    update_task = _delegate("_user_data", UserData, "update_task")
+    complete_task = _delegate("_user_data", UserData, "complete_task")
+    list_tasks = _delegate("_user_data", UserData, "list_tasks")
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
@@ -79,13 +114,13 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
         core = build_runtime(records, index, embedder=embedder, chat_model=chat_model, settings=settings, recreate_index=recreate_index)
         settings = core.settings
         mem = cls(core, settings.tenant)
-        from .doctor import open_check
+        from .doctor import Tenant, open_check, reindex
 
         for tenant in sorted({*records.tenants(), settings.tenant}):  # drain deletes, index pending, repair drift
             if recreate_index:
-                logger.info("indexed %d records of tenant %s", mem.tenant(tenant).reindex(), tenant)
+                logger.info("indexed %d records of tenant %s", reindex(Tenant(core, tenant)), tenant)
             else:
-                open_check(mem.tenant(tenant), repair=repair_index)
+                open_check(Tenant(core, tenant), repair=repair_index)
         return mem
 
     @classmethod
@@ -182,33 +217,34 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
     def index(self) -> VectorIndex | None:
         return self._core.index
 
-    @property
-    def topics(self) -> Any:
+    # -- the tiers of this handle (built once per handle, on first use) ---------------------------
+    @cached_property
+    def topics(self) -> Topics:
         """Topic threading, mid-term summaries, ``quick_search`` / ``topic_search`` (seed 001)."""
         from .topics.api import Topics
 
-        return Topics(self)
+        return Topics(self._core, self.scope, process=LayeredMemory(self._core, self.tenant_id).process)
 
-    @property
-    def knowledge(self) -> Any:
+    @cached_property
+    def knowledge(self) -> Knowledge:
         """Long-term tier: entities, relations, user profiles, graph queries (seed 001, 4)."""
         from .knowledge.api import Knowledge
 
-        return Knowledge(self)
+        return Knowledge(self._core, self.scope)
 
-    @property
-    def agents(self) -> Any:
+    @cached_property
+    def agents(self) -> Agents:
         """Agent context stores (seed 004): ``mem.agents.create(user_id, agent_name)``."""
         from .agents.api import Agents
 
-        return Agents(self)
+        return Agents(self._core, self.scope)
 
-    @property
-    def items(self) -> Any:
+    @cached_property
+    def items(self) -> Items:
         """Namespaced JSON items with hybrid search (backs the LangGraph ``BaseStore`` adapter)."""
         from .items import Items
 
-        return Items(self)
+        return Items(self._core, self.scope)
 
     def count_tokens(self, text: str) -> int:
         return self._core.count_tokens(text)
@@ -272,7 +308,7 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
             # anything is written, and that user's message is never handed back.
             existing = {m.ref: m for m in core.records.get_messages(self.tenant_id, [m.ref for m in batch]) if m is not None}
             _refuse_foreign(batch, existing)
-            self._register_sessions({(m.user_id, m.session_key) for m in batch})
+            core.sessions.register(self.tenant_id, {(m.user_id, m.session_key) for m in batch})
             flags = core.records.put_messages(self.tenant_id, batch)
             new = [m for m, is_new in zip(batch, flags) if is_new]
             if new:
@@ -284,8 +320,7 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
                     core.indexer.index_messages(self.tenant_id, new)
                 except Exception as exc:  # stored and pending: the next sync_index/process/start indexes them
                     logger.warning("indexing failed (%s: %s); %d messages stay pending", type(exc).__name__, exc, len(new))
-                for hook in core.write_hooks:
-                    hook(self, new)
+                core.topics.on_write(self.tenant_id, new)  # queued for threading (mem.process / the worker)
             stored = {**existing, **{m.ref: m for m in new}}  # already stored: the stored record (idempotent)
             raced = [m.ref for m in batch if m.ref not in stored]  # written by another process since the read
             if raced:
@@ -293,21 +328,9 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
                 _refuse_foreign(batch, stored)
         return [stored[m.ref] for m in msgs]
 
-    def _register_sessions(self, sessions: set[tuple[str, str]]) -> None:
-        """Remember each user's sessions (once per process and session), so the context can search the
-        user's *other* sessions with a positive filter; a must_not on the session scanned every point
-        of the user (17 ms at 100k messages against 2 ms)."""
-        core = self._core
-        fresh = {(u, s) for u, s in sessions if (self.tenant_id, u, s) not in core.known_sessions}
-        if fresh:
-            core.records.put_docs(self.tenant_id, SESSIONS, {f"{u}|{s}": {"user_id": u, "session_key": s} for u, s in fresh})
-            core.known_sessions.update((self.tenant_id, u, s) for u, s in fresh)
-
     def list_sessions(self, user_id: str | None, *, limit: int = 1000) -> list[str]:
         """The session keys a user has written in (sorted)."""
-        user_id = self._user(user_id)
-        docs = self._core.records.list_docs(self.tenant_id, SESSIONS, prefix=f"{user_id}|", limit=limit)
-        return [d["session_key"] for _, d in docs]
+        return self._core.sessions.keys(self.tenant_id, self._user(user_id), limit=limit)
 
     def get_messages(
         self, messages: Sequence[MessageRef | tuple[str, str]] | Sequence[str], *, chat_id: str | None = None
@@ -362,31 +385,17 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
             self._drain_outbox()
             intent = put_intent(core.records, self.tenant_id, "clear", user_id=user_id, session_key=session_id)
             ids = core.records.delete_messages(self.tenant_id, user_id=user_id, session_key=session_id)
-            self._drop_session_docs(user_id, session_id)
+            core.sessions.drop(self.tenant_id, user_id, session_id)
             core.indexer.delete_messages(self.tenant_id, ids)
             drop_intent(core.records, self.tenant_id, intent)
         return len(ids)
 
-    def _drop_session_docs(self, user_id: str, session_id: str | None) -> None:
-        """Delete the summary and registration of a user's session (or of all the user's sessions)."""
-        core = self._core
-        for collection in (SUMMARIES, SESSIONS):
-            if session_id is not None:  # this session's key exactly: "telegram:1" is no prefix of "telegram:10"'s
-                keys = [f"{user_id}|{session_id}"]
-            else:
-                keys = [k for k, _ in core.records.list_docs(self.tenant_id, collection, prefix=f"{user_id}|", limit=100_000)]
-            if keys:
-                core.records.delete_docs(self.tenant_id, collection, keys)
-        core.known_sessions.difference_update(
-            {k for k in core.known_sessions if k[:2] == (self.tenant_id, user_id) and session_id in (None, k[2])}
-        )
-
     def _drain_outbox(self) -> int:
         if not self._core.records.count_docs(self.tenant_id, OUTBOX):
             return 0
-        from .doctor import drain_outbox
+        from .doctor import Tenant, drain_outbox
 
-        return drain_outbox(self)
+        return drain_outbox(Tenant(self._core, self.tenant_id))
 
     # -- search -------------------------------------------------------------------------------
     def plan_search(self, queries: str | Sequence[str] | None, *, filters: Mapping[str, Any] | None = None, k: int = 10, route: str = "hybrid") -> SearchPlan:
@@ -438,7 +447,7 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
         session_id, query, max_tokens, task_id = _context_args(session_id, query, include_vector, max_tokens, task_id)
         core = self._core
         cfg = core.settings.memory
-        summary = self._current_summary(user_id, session_id)
+        summary = self._summaries.current(user_id, session_id)
         user_data = self.get_user_data(user_id)
         window = core.records.window(self.tenant_id, user_id=user_id, session_key=session_id, limit=cfg.short_term_window)
         memory: list[MemoryLine] = []
@@ -467,8 +476,8 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
             plan = self.plan_search(texts, filters={"user_id": user_id, "session_key": session_id}, k=cfg.relevant_memory_k)
             res = core.searcher.execute(plan, self.tenant_id, exclude_ids=window_ids, query_vectors=_aligned(plan, texts, vectors))
             memory = [MemoryLine(f"[{(h.meta.get('date') or '')[:16]} {h.meta.get('role')}] {h.text}", message_key(h)) for h in res.hits]
-        for source in core.memory_sources:  # mid and long tiers
-            memory.extend(source(self, user_id, session_id, texts[0], vectors[0]))
+        memory.extend(core.topics.memory_lines(self.tenant_id, user_id, texts[0], vectors[0]))  # mid tier
+        memory.extend(core.knowledge.memory_lines(self.scope, user_id, texts[0], vectors[0]))  # long tier
         conversation: list[MemoryLine] = []
         others = [s for s in self.list_sessions(user_id) if s != session_id] if cfg.conversation_memory_k else []
         if others:
@@ -492,8 +501,8 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
             before = unbound.get_summary(job[1], job[2])
             after = unbound.refresh_summary(job[1], job[2])
             done["summaries"] += int(after is not None and after != before)
-        for processor in core.processors:
-            for name, n in processor(self).items():
+        for tier in (core.topics, core.knowledge):  # threading and topic summaries, then extraction from them
+            for name, n in tier.process(self.tenant_id).items():
                 done[name] = done.get(name, 0) + n
         return done
 
@@ -507,23 +516,23 @@ class LayeredMemory(SummaryMixin, UserDataMixin):
     def reindex(self) -> int:
         """Rebuild this tenant's vector index from the RecordStore: messages, items, topic summaries and
         agent interactions (orphan points are removed too). Returns how many records were indexed."""
-        from .doctor import reindex
+        from .doctor import Tenant, reindex
 
-        return reindex(self)
+        return reindex(Tenant(self._core, self.tenant_id))
 
     def doctor(self, repair: bool = False) -> dict[str, Any]:
         """Compare this tenant's records with the vector index and the topic tier; ``repair=True`` fixes what
         differs. Returns per kind (messages, topic_summaries, items, agents) records, points, pending,
         missing and orphans, plus ``topics`` (unthreaded messages, wrong counters), ``outbox`` (interrupted
         deletes) and ``ok``. See ``layered_memory.doctor``."""
-        from .doctor import check
+        from .doctor import Tenant, check
 
         if self.bound_user:
             raise InvalidInputError(
                 "doctor", self.bound_user, "checks the whole tenant; a handle bound to a user cannot run it",
                 "run it on the unbound engine (mem or mem.tenant(name))",
             )
-        return check(self, repair=repair)
+        return check(Tenant(self._core, self.tenant_id), repair=repair)
 
     def optimize(self) -> dict[str, float]:
         """Build the ANN (HNSW) index of the embedded vector collections: maintenance, never run on

@@ -18,6 +18,7 @@ prefix ``a.``. A second collection ``item_ns`` counts items per namespace for ``
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import math
 import re
@@ -34,7 +35,8 @@ from .indexing import drop_intent, point_id, put_intent
 from .models import check_json, iso, parse_time, utcnow
 
 if TYPE_CHECKING:
-    from .engine import LayeredMemory
+    from .index import Scope
+    from .runtime import Runtime
 
 logger = logging.getLogger(__name__)
 
@@ -232,23 +234,22 @@ class Items:
     """Namespaced JSON items of one tenant (``mem.items``). Every call is scoped to ``mem``'s tenant.
 
     Args:
-        mem: the engine handle; its tenant scopes every read and write.
+        core: the engine's runtime. scope: the handle's tenant and bound user; they scope every read and write.
         default_fields: JSON paths indexed when ``put`` gets ``index=None`` (None = the whole value).
     """
 
-    def __init__(self, mem: LayeredMemory, *, default_fields: Sequence[str] | None = None) -> None:
-        self._mem = mem
-        self._core = mem._core
-        self.tenant = mem.tenant_id
+    def __init__(self, core: Runtime, scope: Scope, *, default_fields: Sequence[str] | None = None) -> None:
+        self._runtime = core
+        self.tenant = scope.tenant
         # The scope rule for items: a handle bound to a user owns a space of its own (its namespaces are
         # not the tenant's nor another user's); an unbound handle works in the tenant's shared space.
-        self.owner = mem.bound_user
+        self.owner = scope.bound_user
         self._docs = ITEMS if self.owner is None else USER_ITEMS
         self._ns_docs = ITEM_NS if self.owner is None else USER_ITEM_NS
         self._pfx = "" if self.owner is None else _enc(self.owner) + "!"
-        self._spec = mem.scope.owned_spec(KIND, self.owner)
+        self._spec = scope.owned_spec(KIND, self.owner)
         self.default_fields = list(default_fields) if default_fields else None
-        core = self._core
+        core = self._runtime
         self.collection = core.settings.qdrant.collection_prefix + ITEMS
         self._coll = IndexedCollection(
             core.index, self.collection, core.embedder, core.analyzer, core.indexer.encoder, core.settings.retrieval,
@@ -257,6 +258,12 @@ class Items:
         if core.index is not None and self.collection not in core.ensured_collections:
             self._coll.ensure()
             core.ensured_collections.add(self.collection)
+
+    def with_fields(self, default_fields: Sequence[str]) -> Items:
+        """The same items with other default JSON paths to index (the handle's own ``mem.items`` is shared)."""
+        other = copy.copy(self)
+        other.default_fields = list(default_fields) if default_fields else None
+        return other
 
     # -- writes ---------------------------------------------------------------------------------------
     def put(
@@ -279,7 +286,7 @@ class Items:
         ):
             raise InvalidInputError("index", index, "must be False, None or a list of JSON paths", "e.g. index=['text']")
         fields = None if index is None else (False if index is False else list(index))
-        records, core, dkey = self._core.records, self._core, self._pfx + doc_key(ns, key)
+        records, core, dkey = self._runtime.records, self._runtime, self._pfx + doc_key(ns, key)
         with core.write_lock:
             intent = put_intent(records, self.tenant, "item", dkey=dkey, namespace=list(ns), owner=self.owner)  # see repair
             old = records.get_docs(self.tenant, self._docs, [dkey])[0]
@@ -305,7 +312,7 @@ class Items:
     def delete(self, namespace: Sequence[str], key: str) -> bool:
         """Delete an item. Returns whether it existed."""
         ns, key = check_namespace(namespace), _check_key(key)
-        core, dkey = self._core, self._pfx + doc_key(ns, key)
+        core, dkey = self._runtime, self._pfx + doc_key(ns, key)
         with core.write_lock:
             intent = put_intent(core.records, self.tenant, "item", dkey=dkey, namespace=list(ns), owner=self.owner)  # see repair
             n = core.records.delete_docs(self.tenant, self._docs, [dkey])
@@ -318,17 +325,17 @@ class Items:
     def repair(self, dkey: str, namespace: tuple[str, ...]) -> None:
         """Bring one item's point and its namespace counter in line with the RecordStore (idempotent): the
         drain of an interrupted ``put`` / ``delete`` (``doctor.drain_outbox``)."""
-        with self._core.write_lock:
-            doc = self._core.records.get_docs(self.tenant, self._docs, [dkey])[0]
+        with self._runtime.write_lock:
+            doc = self._runtime.records.get_docs(self.tenant, self._docs, [dkey])[0]
             if doc is not None:
                 self._index([(dkey, doc)])
-            elif self._core.index is not None:
+            elif self._runtime.index is not None:
                 self._coll.delete(ids=[point_id(self.tenant, KIND, dkey)])
             self.recount(namespace)
 
     def recount(self, namespace: tuple[str, ...]) -> None:
         """Set a namespace's item counter from the items stored under exactly that namespace."""
-        records, k = self._core.records, self._pfx + ns_key(namespace)
+        records, k = self._runtime.records, self._pfx + ns_key(namespace)
         n = records.count_docs(self.tenant, self._docs, prefix=k + "|")
         if n:
             records.put_docs(self.tenant, self._ns_docs, {k: {"namespace": list(namespace), "count": n}})
@@ -336,7 +343,7 @@ class Items:
             records.delete_docs(self.tenant, self._ns_docs, [k])
 
     def _count_ns(self, ns: tuple[str, ...], delta: int) -> None:
-        records, k = self._core.records, self._pfx + ns_key(ns)
+        records, k = self._runtime.records, self._pfx + ns_key(ns)
         doc = records.get_docs(self.tenant, self._ns_docs, [k])[0] or {"namespace": list(ns), "count": 0}
         doc["count"] += delta
         if doc["count"] <= 0:
@@ -345,7 +352,7 @@ class Items:
             records.put_docs(self.tenant, self._ns_docs, {k: doc})
 
     def _index(self, docs: Sequence[tuple[str, dict[str, Any]]]) -> None:
-        if self._core.index is None:
+        if self._runtime.index is None:
             return
         entries = []
         for k, d in docs:
@@ -371,10 +378,10 @@ class Items:
         for collection, pfx in spaces:
             after = ""
             while True:
-                page = self._core.records.list_docs(self.tenant, collection, prefix=pfx, after=after, limit=_SCAN_PAGE)
+                page = self._runtime.records.list_docs(self.tenant, collection, prefix=pfx, after=after, limit=_SCAN_PAGE)
                 if not page:
                     break
-                with self._core.write_lock:
+                with self._runtime.write_lock:
                     self._index(page)
                 n += sum(1 for _, d in page if d["index"] is not False)
                 after = page[-1][0]
@@ -383,7 +390,7 @@ class Items:
     # -- reads ----------------------------------------------------------------------------------------
     def get(self, namespace: Sequence[str], key: str) -> StoredItem | None:
         ns, key = check_namespace(namespace), _check_key(key)
-        doc = self._core.records.get_docs(self.tenant, self._docs, [self._pfx + doc_key(ns, key)])[0]
+        doc = self._runtime.records.get_docs(self.tenant, self._docs, [self._pfx + doc_key(ns, key)])[0]
         return _item(doc) if doc else None
 
     def search(
@@ -407,7 +414,7 @@ class Items:
             query = None
         if query is None:
             return self._scan(prefix, flt, limit, offset)
-        if self._core.index is None:
+        if self._runtime.index is None:
             return self._scan_bm25(prefix, flt, query, limit, offset)
         return self._query(prefix, flt, query, limit, offset)
 
@@ -415,7 +422,7 @@ class Items:
         out: list[StoredItem] = []
         skipped, after, pfx = 0, "", self._pfx + ns_key(prefix)
         while len(out) < limit:
-            page = self._core.records.list_docs(self.tenant, self._docs, prefix=pfx, after=after, limit=_SCAN_PAGE)
+            page = self._runtime.records.list_docs(self.tenant, self._docs, prefix=pfx, after=after, limit=_SCAN_PAGE)
             for _, doc in page:
                 if not matches(doc["value"], flt):
                     continue
@@ -434,9 +441,9 @@ class Items:
         """No vector index (Redis-only core): BM25 in-process over the prefix's documents."""
         from .retrieval.bm25 import BM25Scorer
 
-        analyzer, docs, after, pfx = self._core.analyzer, [], "", self._pfx + ns_key(prefix)
+        analyzer, docs, after, pfx = self._runtime.analyzer, [], "", self._pfx + ns_key(prefix)
         while True:
-            page = self._core.records.list_docs(self.tenant, self._docs, prefix=pfx, after=after, limit=_SCAN_PAGE)
+            page = self._runtime.records.list_docs(self.tenant, self._docs, prefix=pfx, after=after, limit=_SCAN_PAGE)
             docs.extend(d for _, d in page if d["index"] is not False and matches(d["value"], flt))
             if len(page) < _SCAN_PAGE:
                 break
@@ -444,7 +451,7 @@ class Items:
         terms = analyzer.terms(query)
         if not docs or not terms:
             return []
-        r = self._core.settings.retrieval
+        r = self._runtime.settings.retrieval
         scorer = BM25Scorer([analyzer.terms(index_text(d["value"], d["index"])) for d in docs], k1=r.k1, b=r.b)
         idx, scores = scorer.top_k(terms, min(len(docs), offset + limit))
         ranked = [(_item(docs[i], float(s))) for i, s in zip(idx.tolist(), scores.tolist()) if s > 0]
@@ -471,7 +478,7 @@ class Items:
         keys = [h.payload.get("item_key") for h in hits]
         keys = [k if k and k.startswith(self._pfx) else None for k in keys]  # never another space's document
         found = [k for k in keys if k]
-        docs = self._core.records.get_docs(self.tenant, self._docs, found) if found else []
+        docs = self._runtime.records.get_docs(self.tenant, self._docs, found) if found else []
         by_key = dict(zip(found, docs))
         out: list[StoredItem] = []
         for h, k in zip(hits, keys):
@@ -500,7 +507,7 @@ class Items:
         found: set[tuple[str, ...]] = set()
         after, pfx = "", self._pfx + ns_key(tuple(fixed))
         while True:
-            page = self._core.records.list_docs(self.tenant, self._ns_docs, prefix=pfx, after=after, limit=_SCAN_PAGE)
+            page = self._runtime.records.list_docs(self.tenant, self._ns_docs, prefix=pfx, after=after, limit=_SCAN_PAGE)
             for _, doc in page:
                 ns = tuple(doc["namespace"])
                 if _match_path(ns, pre, head=True) and _match_path(ns, suf, head=False):

@@ -4,15 +4,18 @@ shares, built once by ``build_runtime`` (``LayeredMemory.from_stores`` calls it)
     core = build_runtime(records, index, embedder="default", settings=settings)
     mem = LayeredMemory(core, "acme", "u1")         # a handle: a Scope over the shared runtime
 
-The tiers above the index (topics, knowledge) still register through the hook lists below; making
-them typed, explicit services is the next step of this module.
+The wiring is explicit and one way: the facade calls the runtime's services, the services call the
+tiers below them (topics -> knowledge through one typed callback, set here), and no tier holds the
+facade. The order of a write: records (``engine.add_messages``) -> ``indexer.index_messages`` ->
+``topics.on_write`` (queue for threading); of a context: window -> ``searcher`` -> ``topics.memory_lines``
+-> ``knowledge.memory_lines``; of ``process()``: summaries -> ``topics.process`` -> ``knowledge.process``.
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config import LayeredMemorySettings
 from .errors import ConfigurationError
@@ -22,7 +25,13 @@ from .providers.tokens import get_token_counter
 from .retrieval.analyzer import Analyzer
 from .retrieval.bm25 import BM25Encoder
 from .search import SearchService
+from .sessions import SessionRegistry
 from .stores.base import RecordStore, VectorIndex
+
+if TYPE_CHECKING:
+    from .agents.api import AgentRuntime
+    from .knowledge.api import KnowledgeRuntime
+    from .topics.api import TopicRuntime
 
 _DEFAULT = "default"
 
@@ -76,15 +85,27 @@ class Runtime:
     indexer: Indexer
     searcher: SearchService
     count_tokens: Any
-    # Extension points for the other tiers (topics, knowledge): each is called with the handle.
-    memory_sources: list[Any] = field(default_factory=list)  # (mem, user_id, session_id, text, vector) -> list[MemoryLine]
-    write_hooks: list[Any] = field(default_factory=list)  # (mem, new_messages) -> None, after the RecordStore write
-    processors: list[Any] = field(default_factory=list)  # (mem) -> dict[str, int], run by process()
+    sessions: SessionRegistry
+    # The tiers, built by build_runtime (topics: threading and mid-term summaries; knowledge: the
+    # long-term tier fed by topic summaries; agents: seed 004's store, built on first use).
+    topics: TopicRuntime = field(init=False)
+    knowledge: KnowledgeRuntime = field(init=False)
+    _agents: AgentRuntime | None = field(default=None, init=False)
     summary_jobs: set[tuple[str, str, str]] = field(default_factory=set)  # (tenant, user, session) to refresh
-    known_sessions: set[tuple[str, str, str]] = field(default_factory=set)  # (tenant, user, session) registered
     ensured_collections: set[str] = field(default_factory=set)  # vector collections already created
     write_lock: threading.RLock = field(default_factory=threading.RLock)
     closed: bool = False
+
+    @property
+    def agents(self) -> AgentRuntime:
+        """The agent context store's per-engine state (needs a vector index; built on first use)."""
+        if self._agents is None:
+            from .agents.api import AgentRuntime
+
+            with self.write_lock:
+                if self._agents is None:
+                    self._agents = AgentRuntime.build(self)
+        return self._agents
 
 
 def build_runtime(
@@ -117,11 +138,14 @@ def build_runtime(
     core = Runtime(
         settings=settings, records=records, index=index, embedder=emb, chat_model=_resolve_chat_model(chat_model),
         analyzer=analyzer, indexer=indexer, searcher=searcher, count_tokens=get_token_counter(settings.context.encoding),
+        sessions=SessionRegistry(records),
     )
-    from .knowledge.api import register_knowledge  # the long-term tier, fed by topic summaries
-    from .topics.api import register_topics  # topic threading, mid and long tiers (seed 001)
+    from .knowledge.api import KnowledgeRuntime
+    from .topics.api import TopicRuntime
 
-    register_knowledge(core, register_topics(core))
+    core.topics = TopicRuntime(core)  # topic threading, mid-term summaries (seed 001, 2-3)
+    core.knowledge = KnowledgeRuntime(core, core.topics)  # the long-term tier (seed 001, 4)
+    core.topics.on_summary = core.knowledge.on_summary  # each new topic summary queues an extraction
     return core
 
 

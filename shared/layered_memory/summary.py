@@ -12,13 +12,16 @@ import logging
 import re
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .indexing import speaker
 from .models import Message, check_id, iso
 from .providers.base import ChatModel
 from .retrieval.analyzer import Analyzer
 
+if TYPE_CHECKING:
+    from .index import Scope
+    from .runtime import Runtime
 
 logger = logging.getLogger(__name__)
 
@@ -96,22 +99,28 @@ def summarize(
     return extractive_summary(previous, messages, analyzer), "extractive"
 
 
-class SummaryMixin:
-    """Session summaries on LayeredMemory; relies on ``tenant_id``, ``_core`` and ``_user``."""
+class SessionSummaries:
+    """The running summary of each session of one handle (``mem.get_summary`` / ``refresh_summary``
+    delegate here); every call acts on ``scope.user(user_id)``."""
 
-    tenant_id: str
-    _core: Any
+    def __init__(self, runtime: Runtime, scope: Scope) -> None:
+        self._runtime = runtime
+        self.scope = scope
+        self.tenant_id = scope.tenant
+
+    def _user(self, user_id: str | None) -> str:
+        return self.scope.user(user_id)
 
     def get_summary(self, user_id: str | None, session_id: str) -> str | None:
         session_id = check_id("session_id", session_id)  # type: ignore[assignment]
-        doc = self._core.records.get_docs(self.tenant_id, SUMMARIES, [f"{self._user(user_id)}|{session_id}"])[0]
+        doc = self._runtime.records.get_docs(self.tenant_id, SUMMARIES, [f"{self._user(user_id)}|{session_id}"])[0]
         return doc["text"] if doc else None
 
     def refresh_summary(self, user_id: str | None, session_id: str, *, force: bool = False) -> str | None:
         """Summarize the session's messages older than the window when enough are uncovered (or ``force``)."""
         user_id = self._user(user_id)
         session_id = check_id("session_id", session_id)  # type: ignore[assignment]
-        core = self._core
+        core = self._runtime
         mem_cfg = core.settings.memory
         key = f"{user_id}|{session_id}"
         doc = core.records.get_docs(self.tenant_id, SUMMARIES, [key])[0] or {"text": "", "covered_seq": 0, "covered_count": 0}
@@ -133,10 +142,10 @@ class SummaryMixin:
         core.records.put_docs(self.tenant_id, SUMMARIES, {key: doc})
         return text
 
-    def _current_summary(self, user_id: str, session_id: str) -> str | None:
+    def current(self, user_id: str, session_id: str) -> str | None:
         """The session's summary, refreshed first when stale and no chat model is set (the
         extractive summary is cheap; with a model the refresh waits for ``process()``)."""
-        core = self._core
+        core = self._runtime
         cfg = core.settings.memory
         doc = core.records.get_docs(self.tenant_id, SUMMARIES, [f"{user_id}|{session_id}"])[0]
         if core.chat_model is None:

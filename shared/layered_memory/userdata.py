@@ -19,6 +19,7 @@ from .errors import InvalidInputError, NotFoundError
 from .models import Task, as_input_error, check_id, check_json, iso, parse_time, utcnow
 
 if TYPE_CHECKING:
+    from .index import Scope
     from .stores.base import RecordStore
 
 USER_DATA = "user_data"
@@ -28,20 +29,27 @@ TASK_STATUSES = ("open", "in_progress", "done", "cancelled")
 MAX_USER_DATA_BYTES = 64_000
 
 
-class UserDataMixin:
-    """Mixed into LayeredMemory; relies on ``tenant_id``, ``_core`` and ``_user``."""
+class UserData:
+    """User data, task memory and tasks of one handle (``mem.set_user_data`` etc. delegate here).
 
-    tenant_id: str
+    Args:
+        records: the engine's RecordStore. scope: the handle's tenant and bound user; every call acts
+            on ``scope.user(user_id)`` (a bound handle reaches only its own user).
+    """
 
-    @property
-    def _records(self) -> RecordStore:
-        return self._core.records  # type: ignore[attr-defined]
+    def __init__(self, records: RecordStore, scope: Scope) -> None:
+        self._records = records
+        self.scope = scope
+        self.tenant_id = scope.tenant
+
+    def _user(self, user_id: str | None) -> str:
+        return self.scope.user(user_id)
 
     # -- user data ----------------------------------------------------------------------------
     def set_user_data(self, user_id: str | None, data: Mapping[str, Any], *, merge: bool = True) -> dict[str, Any]:
         """Set fields about a user (name, preferences, ...). ``merge=False`` replaces them all;
         a field set to None is removed. Returns the stored data."""
-        user_id = self._user(user_id)  # type: ignore[attr-defined]
+        user_id = self._user(user_id)
         if not isinstance(data, Mapping):
             raise InvalidInputError("data", data, "must be a mapping of field names to values", "pass a dict")
         check_json("data", data)  # before json.dumps: a deeply nested value would raise RecursionError there
@@ -58,11 +66,11 @@ class UserDataMixin:
         return current
 
     def get_user_data(self, user_id: str | None) -> dict[str, Any] | None:
-        user_id = self._user(user_id)  # type: ignore[attr-defined]
+        user_id = self._user(user_id)
         return self._records.get_docs(self.tenant_id, USER_DATA, [user_id])[0] or None
 
     def delete_user_data(self, user_id: str | None) -> bool:
-        user_id = self._user(user_id)  # type: ignore[attr-defined]
+        user_id = self._user(user_id)
         return self._records.delete_docs(self.tenant_id, USER_DATA, [user_id]) > 0
 
     # -- task memory --------------------------------------------------------------------------
@@ -70,7 +78,7 @@ class UserDataMixin:
     # bound user, or ``user_id=``); an unbound handle with no user writes the tenant's own space (owner "").
     def _task_prefix(self, task_id: str, user_id: str | None) -> str:
         task_id = check_id("task_id", task_id)  # type: ignore[assignment]
-        owner = self.scope.owner(user_id)  # type: ignore[attr-defined]
+        owner = self.scope.owner(user_id)
         return f"{owner or ''}|{task_id}|"
 
     def add_tool_result(self, task_id: str, content: str, *, user_id: str | None = None, tool_name: str | None = None) -> dict[str, Any]:
@@ -101,7 +109,7 @@ class UserDataMixin:
 
     # -- tasks skill --------------------------------------------------------------------------
     def create_task(self, user_id: str | None, title: str, description: str = "", *, due: Any = None, task_id: str | None = None, metadata: Mapping[str, Any] | None = None) -> Task:
-        user_id = self._user(user_id)  # type: ignore[attr-defined]
+        user_id = self._user(user_id)
         if not isinstance(title, str) or not title.strip():
             raise InvalidInputError("title", title, "must be a non-empty string", "give the task a title")
         if not isinstance(description, str):
@@ -117,7 +125,7 @@ class UserDataMixin:
         return task
 
     def get_task(self, user_id: str | None, task_id: str) -> Task:
-        user_id = self._user(user_id)  # type: ignore[attr-defined]
+        user_id = self._user(user_id)
         task_id = check_id("task_id", task_id)  # type: ignore[assignment]
         doc = self._records.get_docs(self.tenant_id, TASKS, [f"{user_id}|{task_id}"])[0]
         if doc is None:
@@ -151,7 +159,7 @@ class UserDataMixin:
 
     def list_tasks(self, user_id: str | None, status: str | None = None) -> list[Task]:
         """The user's tasks, oldest first, optionally by status."""
-        user_id = self._user(user_id)  # type: ignore[attr-defined]
+        user_id = self._user(user_id)
         if status is not None and status not in TASK_STATUSES:
             raise InvalidInputError("status", status, f"must be one of {', '.join(TASK_STATUSES)}", "pick one or pass None")
         tasks = [Task.model_validate(v) for _, v in self._records.list_docs(self.tenant_id, TASKS, prefix=f"{user_id}|", limit=10_000)]

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import math
-import threading
 import time
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
@@ -43,44 +42,32 @@ from .models import (
 from .store import AgentStore, check_filters, doc_matches, key_range, scope_filter, scope_spec
 
 if TYPE_CHECKING:
-    from ..engine import LayeredMemory
+    from ..index import Scope
+    from ..runtime import Runtime
     from .monitor import AgentSizeMonitor
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass
-class _State:
-    """Per-engine state (the facet object itself is created on every ``mem.agents`` access)."""
+class AgentRuntime:
+    """Per-engine state of the agent store (``Runtime.agents`` builds it on first use)."""
 
     store: AgentStore
     default_mode: str = "per_agent"
     monitors: list[Any] = field(default_factory=list)
 
-
-_STATES: dict[int, _State] = {}  # id(core) -> state; dropped when the core is collected
-_STATES_LOCK = threading.Lock()
-
-
-def _state(mem: LayeredMemory) -> _State:
-    core = mem._core
-    state = _STATES.get(id(core))
-    if state is None:
+    @classmethod
+    def build(cls, core: Runtime) -> AgentRuntime:
         if core.index is None:
             raise CapabilityError(
                 "the agent context store needs a vector index (seed 004 keeps interactions in Qdrant); "
                 "use LayeredMemory.embedded(path) or pass qdrant_url= to LayeredMemory.from_urls"
             )
-        store = AgentStore(
+        return cls(AgentStore(
             core.records, core.index, core.embedder, core.analyzer, core.indexer.encoder,
             collection_prefix=core.settings.qdrant.collection_prefix, lock=core.write_lock,
-        )
-        with _STATES_LOCK:
-            state = _STATES.get(id(core))
-            if state is None:
-                state = _STATES[id(core)] = _State(store)
-                weakref.finalize(core, _STATES.pop, id(core), None)
-    return state
+        ))
 
 
 def _check_vectors(vectors: Any, n: int) -> list[list[float]]:
@@ -113,20 +100,29 @@ class Agents:
 
     _ASYNC = ("create", "get", "list", "delete", "import_from")
 
-    def __init__(self, mem: LayeredMemory) -> None:
-        self._mem = mem
+    def __init__(self, core: Runtime, scope: Scope) -> None:
+        self._runtime = core
+        self._handle = scope
+
+    @property
+    def tenant(self) -> str:
+        return self._handle.tenant
+
+    @property
+    def bound_user(self) -> str | None:
+        return self._handle.bound_user
 
     @property
     def store(self) -> AgentStore:
-        return _state(self._mem).store
+        return self._runtime.agents.store
 
     def _scope(self, user_id: str, agent_name: str) -> AgentScope:
-        user = self._mem._user(user_id)
-        return AgentScope.of(self._mem.tenant_id, user, agent_name)
+        user = self._handle.user(user_id)
+        return AgentScope.of(self._handle.tenant, user, agent_name)
 
     def configure(self, *, collection_mode: str = "per_agent") -> None:
         """Default collection mode for agents created from now on by this engine ("per_agent" | "shared")."""
-        _state(self._mem).default_mode = check_mode(collection_mode)
+        self._runtime.agents.default_mode = check_mode(collection_mode)
 
     def create(self, user_id: str, agent_name: str, *, max_vectors: int | None = None, collection_mode: str | None = None) -> Agent:
         """Register an agent and create its collection if missing (idempotent).
@@ -144,23 +140,23 @@ class Agents:
             coder = mem.agents.create("123", "coder", max_vectors=50_000)
         """
         scope = self._scope(user_id, agent_name)
-        state = _state(self._mem)
+        state = self._runtime.agents
         mode = check_mode(collection_mode or state.default_mode)
         limit = check_max_vectors(max_vectors) if max_vectors is not None else None
         info = state.store.create(scope, mode=mode, max_vectors=limit)
         if info.collection_mode != mode and collection_mode is not None:
             logger.warning("agent %s keeps its collection mode %s (asked %s)", scope.agent_id, info.collection_mode, mode)
-        return Agent(self._mem, scope, info)
+        return Agent(self._runtime, scope, info)
 
     def get(self, user_id: str, agent_name: str) -> Agent:
         """The handle of an existing agent. Raises NotFoundError (with the fix) when it was never created."""
         scope = self._scope(user_id, agent_name)
-        return Agent(self._mem, scope, self.store.require(scope))
+        return Agent(self._runtime, scope, self.store.require(scope))
 
     def list(self, user_id: str | None = None) -> list[AgentInfo]:
         """Registered agents of this tenant (of one user when given, or of the bound user)."""
-        user = self._mem.scope.owner(None if user_id is None else str(user_id))  # "" is refused, never "all users"
-        return self.store.list(self._mem.tenant_id, user)
+        user = self._handle.owner(None if user_id is None else str(user_id))  # "" is refused, never "all users"
+        return self.store.list(self._handle.tenant, user)
 
     def delete(self, user_id: str, agent_name: str) -> int:
         """Delete an agent: its interactions, its collection (per-agent mode) and its registration.
@@ -185,7 +181,7 @@ class Agents:
             user_id or header["user_id"], agent_name or header["agent_name"],
             max_vectors=max_vectors, collection_mode=collection_mode,
         )
-        emb = self._mem._core.embedder
+        emb = self._runtime.embedder
         reuse = emb is not None and header.get("embedder") == emb.name
         n = 0
         for page in pages:
@@ -203,8 +199,8 @@ class Agents:
         """The periodic size monitor for this tenant's agents (see ``agents.monitor.AgentSizeMonitor``)."""
         from .monitor import AgentSizeMonitor
 
-        mon = AgentSizeMonitor(self._mem, **options)
-        _state(self._mem).monitors.append(weakref.ref(mon))
+        mon = AgentSizeMonitor(self, **options)
+        self._runtime.agents.monitors.append(weakref.ref(mon))
         return mon
 
 
@@ -217,8 +213,8 @@ class Agent:
         "enforce_limit", "set_max_vectors", "stats", "export", "export_to", "reindex", "refresh", "optimize",
     )
 
-    def __init__(self, mem: LayeredMemory, scope: AgentScope, info: AgentInfo) -> None:
-        self._mem = mem
+    def __init__(self, core: Runtime, scope: AgentScope, info: AgentInfo) -> None:
+        self._runtime = core
         self.scope = scope
         self.info = info
 
@@ -227,7 +223,7 @@ class Agent:
 
     @property
     def _store(self) -> AgentStore:
-        return _state(self._mem).store
+        return self._runtime.agents.store
 
     @property
     def user_id(self) -> str:
@@ -449,13 +445,13 @@ class Agent:
             raise InvalidInputError("k", k, f"must be an integer from 1 to {MAX_K}", "pass e.g. k=10")
         if route not in ROUTES:
             raise InvalidInputError("route", route, f"must be one of {', '.join(ROUTES)}", 'use route="hybrid"')
-        text = normalize_queries(query, max_chars=self._mem.settings.retrieval.max_query_chars)[0] if isinstance(query, str) else None
+        text = normalize_queries(query, max_chars=self._runtime.settings.retrieval.max_query_chars)[0] if isinstance(query, str) else None
         if text is None:
             raise InvalidInputError("query", query, "must be one non-blank string", "pass the task or question text")
         merged = _merge_filters(filters, interaction_type=interaction_type, success=success, timestamp_from=since, timestamp_to=until, task_id=task_id)
         spec, _ = scope_spec(self.scope, merged)
         vector = [float(x) for x in query_vector] if query_vector is not None else None
-        found = self._store.collection(self.info, self._mem.settings.retrieval).query(text, spec, k=k, route=route, vector=vector)
+        found = self._store.collection(self.info, self._runtime.settings.retrieval).query(text, spec, k=k, route=route, vector=vector)
         hits, route, fallback, timings = found.hits, found.route_used, found.fallback_reason, dict(found.timings)
         analyzer = self._store.analyzer
         terms = sorted(set(analyzer.terms(text)))

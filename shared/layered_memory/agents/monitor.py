@@ -35,6 +35,7 @@ from .models import AgentEvent, AgentScope
 
 if TYPE_CHECKING:
     from ..engine import LayeredMemory
+    from .api import Agents
 
 logger = logging.getLogger(__name__)
 
@@ -101,11 +102,12 @@ class AgentSizeMonitor:
     _ASYNC = ("check_once",)
 
     def __init__(
-        self, mem: LayeredMemory, *, interval: timedelta | float = DEFAULT_INTERVAL, warn_ratio: float = DEFAULT_WARN_RATIO,
+        self, agents: Agents | LayeredMemory, *, interval: timedelta | float = DEFAULT_INTERVAL, warn_ratio: float = DEFAULT_WARN_RATIO,
         prune_ratio: float = DEFAULT_PRUNE_RATIO, active_within: timedelta | None = DEFAULT_ACTIVE_WITHIN,
         optimize: bool = True,
     ) -> None:
-        self._mem = mem
+        # ``mem.agents.monitor()`` passes the facet; ``AgentSizeMonitor(mem)`` the engine handle, whose facet it takes
+        self._agents: Agents = getattr(agents, "agents", agents)
         self.interval = _seconds("interval", interval)
         if not 0 < warn_ratio <= 1:
             raise InvalidInputError("warn_ratio", warn_ratio, "must be in (0, 1]", "e.g. 0.8")
@@ -165,11 +167,11 @@ class AgentSizeMonitor:
     # -- the check ------------------------------------------------------------------------------
     def check_once(self) -> list[AgentEvent]:
         """Check every active agent once; returns the events it emitted."""
-        agents = self._mem.agents
-        tenant = self._mem.tenant_id
+        agents = self._agents
+        tenant = agents.tenant
         now = utcnow()
         events: list[AgentEvent] = []
-        for info in agents.store.list(tenant, self._mem.bound_user):
+        for info in agents.store.list(tenant, agents.bound_user):
             if self.active_within is not None and (
                 info.last_activity is None or now - parse_time("last_activity", info.last_activity) > self.active_within
             ):
@@ -194,7 +196,7 @@ class AgentSizeMonitor:
         info = agent.info
         total = agent.count()
         limit = info.max_vectors
-        base = (self._mem.tenant_id, info.user_id, info.agent_name)
+        base = (self._agents.tenant, info.user_id, info.agent_name)
         if total >= limit:
             n = math.ceil(total * self.prune_ratio)
             removed = agent._delete_oldest(n)

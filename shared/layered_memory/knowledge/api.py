@@ -15,7 +15,7 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._async import async_twins
 from ..context import MemoryLine
@@ -28,9 +28,14 @@ from ..topics.store import TopicStore
 from .extract import ENTITY_TYPES, build_profile, extract_entities, extract_relations
 from .graph import ENTITIES, KnowledgeStore, entity_id
 
+if TYPE_CHECKING:
+    from ..index import Scope
+    from ..runtime import Runtime
+    from ..topics.api import TopicRuntime
+
 logger = logging.getLogger(__name__)
 
-__all__ = ["Knowledge", "KnowledgeRuntime", "register_knowledge"]
+__all__ = ["Knowledge", "KnowledgeRuntime"]
 
 KG_JOBS = "kg_jobs"
 KG_STATE = "kg_state"
@@ -40,7 +45,9 @@ ENTITY_KIND = "entity"
 
 
 class KnowledgeRuntime:
-    def __init__(self, core: Any, topics: Any) -> None:
+    """Per-engine state of the long-term tier; fed by the topic tier's summaries (``on_summary``)."""
+
+    def __init__(self, core: Runtime, topics: TopicRuntime) -> None:
         self.core = core
         self.topics = topics  # the TopicRuntime: shares its model caller
         self.lock = threading.RLock()
@@ -48,24 +55,26 @@ class KnowledgeRuntime:
         self.entities_checked: set[str] = set()
 
     def on_summary(self, tenant: str, doc: dict[str, Any]) -> None:
+        """Queue an extraction job for the summarized topic (only with a chat model)."""
         if self.core.chat_model is not None:
             self.core.records.put_docs(tenant, KG_JOBS, {doc["topic_id"]: {"summary_id": doc["summary_id"]}})
 
-    def process(self, mem: Any) -> dict[str, int]:
+    def process(self, tenant: str) -> dict[str, int]:
+        """Run the tenant's queued extraction jobs."""
         done = {"knowledge_jobs": 0}
         if self.core.chat_model is None:
             return done
         with self.lock:
             while True:
-                jobs = self.core.records.list_docs(mem.tenant_id, KG_JOBS, limit=50)
+                jobs = self.core.records.list_docs(tenant, KG_JOBS, limit=50)
                 if not jobs:
                     return done
                 for topic_id, _ in jobs:
                     try:
-                        self.extract_topic(mem.tenant_id, topic_id)
+                        self.extract_topic(tenant, topic_id)
                     except Exception as exc:  # the model failed: the messages stay unextracted for the next run
                         logger.warning("knowledge extraction of topic %s failed (%s: %s)", topic_id, type(exc).__name__, exc)
-                    self.core.records.delete_docs(mem.tenant_id, KG_JOBS, [topic_id])
+                    self.core.records.delete_docs(tenant, KG_JOBS, [topic_id])
                     done["knowledge_jobs"] += 1
 
     # -- the entity index: points of kind "entity" in the engine's collection -------------------------
@@ -164,9 +173,10 @@ class KnowledgeRuntime:
         logger.info("knowledge: %d entities, %d relations (%d superseded), %d profiles", len(entities), written, superseded, profiles)
         return {"entities": len(entities), "relations": written, "superseded": superseded, "profiles": profiles}
 
-    def memory_source(self, mem: Any, user_id: str, session_id: str, text: str, vector: Any) -> list[MemoryLine]:
+    def memory_lines(self, scope: Scope, user_id: str, text: str, vector: Any) -> list[MemoryLine]:
+        """The context's long tier: the user's profile and the entities (with their facts) closest to ``text``."""
         try:
-            kn = Knowledge(mem.for_user(user_id) if mem.bound_user is None else mem)
+            kn = Knowledge(self.core, scope.narrow(user_id))
             lines = kn.profile_lines(user_id)
             for e in kn.search_entities(text, k=3, vector=vector):
                 if e["relevance"] <= 0:
@@ -180,30 +190,21 @@ class KnowledgeRuntime:
             return []
 
 
-def register_knowledge(core: Any, topics: Any) -> KnowledgeRuntime:
-    rt = KnowledgeRuntime(core, topics)
-    topics.knowledge = rt
-    topics.summary_hooks.append(rt.on_summary)
-    core.processors.append(rt.process)
-    core.memory_sources.append(rt.memory_source)
-    return rt
-
-
 @async_twins
 class Knowledge:
     """The long-term tier of one engine handle (tenant, optionally bound to a user)."""
 
     _ASYNC = ("process", "extract", "search_entities", "get_profile", "query_graph", "relations")
 
-    def __init__(self, mem: Any) -> None:
-        from ..topics.api import register_topics
-
-        self.mem = mem
-        self.rt: KnowledgeRuntime = register_topics(mem._core).knowledge
-        self.store = KnowledgeStore(mem.records, mem.tenant_id)
+    def __init__(self, core: Runtime, scope: Scope) -> None:
+        self.core = core
+        self.scope = scope
+        self.tenant = scope.tenant
+        self.rt = core.knowledge
+        self.store = KnowledgeStore(core.records, scope.tenant)
 
     def _visible(self, doc: dict[str, Any] | None) -> bool:
-        bound = self.mem.bound_user
+        bound = self.scope.bound_user
         return doc is not None and (not bound or bound in (doc.get("user_ids") or []))
 
     @property
@@ -212,18 +213,18 @@ class Knowledge:
         return self.rt.topics.caller().usage(KNOWLEDGE_OPS)
 
     def process(self) -> dict[str, int]:
-        return self.rt.process(self.mem)
+        return self.rt.process(self.tenant)
 
     def extract(self, topic_id: str) -> dict[str, int]:
         """Extract entities, relations and profiles from the topic's messages not yet extracted, now."""
         check_id("topic_id", topic_id)
-        if self.mem.chat_model is None:
+        if self.core.chat_model is None:
             raise InvalidInputError("chat_model", None, "knowledge extraction needs a chat model",
                                     "pass chat_model= to LayeredMemory.embedded(...) / from_stores(...)")
-        if TopicStore(self.mem.records, self.mem.tenant_id).get([topic_id])[0] is None:
+        if TopicStore(self.core.records, self.tenant).get([topic_id])[0] is None:
             raise NotFoundError(f"topic_id={topic_id!r} does not exist; list topics with mem.topics.list(chat_id)")
         with self.rt.lock:
-            return self.rt.extract_topic(self.mem.tenant_id, topic_id)
+            return self.rt.extract_topic(self.tenant, topic_id)
 
     def search_entities(self, query: str, *, entity_types: Sequence[str] | None = None, k: int = 10,
                         vector: Sequence[float] | None = None) -> list[dict[str, Any]]:
@@ -234,18 +235,18 @@ class Knowledge:
                 raise InvalidInputError("entity_types", bad[0], f"must be one of {', '.join(ENTITY_TYPES)}", "fix the type")
         if not isinstance(query, str) or not query.strip():
             return []
-        spec = FilterSpec.of(Eq("tenant", self.mem.tenant_id), Eq("kind", ENTITY_KIND))
-        if self.mem.bound_user is not None:  # the scope rule: entities the bound user's messages mention
-            spec = spec.and_(Eq("user_ids", self.mem.bound_user))
+        spec = FilterSpec.of(Eq("tenant", self.tenant), Eq("kind", ENTITY_KIND))
+        if self.scope.bound_user is not None:  # the scope rule: entities the bound user's messages mention
+            spec = spec.and_(Eq("user_ids", self.scope.bound_user))
         if entity_types:
             spec = spec.and_(Eq("entity_type", list(entity_types)))
         coll = self.rt.collection()
-        if self.mem.index is not None:
-            self.rt.ensure_entities_indexed(self.mem.tenant_id)
+        if self.core.index is not None:
+            self.rt.ensure_entities_indexed(self.tenant)
             found = coll.query(query, spec, k=k, vector=vector)
         else:  # the core mode: BM25 in process over the stored entities, the same spec as a predicate
             records = [
-                (d["entity_id"], {"tenant": self.mem.tenant_id, "kind": ENTITY_KIND, **d},
+                (d["entity_id"], {"tenant": self.tenant, "kind": ENTITY_KIND, **d},
                  f"{d['entity_name']} {d['entity_name']} {d.get('description', '')}")
                 for d in self.store.all_entities()
             ]
@@ -262,13 +263,13 @@ class Knowledge:
 
     def get_profile(self, user_id: str | None = None) -> dict[str, Any] | None:
         """The user's profile (profile_text, current and superseded preferences, traits), cached."""
-        uid = self.mem._user(user_id)
-        key = (self.mem.tenant_id, uid)
+        uid = self.scope.user(user_id)
+        key = (self.tenant, uid)
         hit = self.rt.profile_cache.get(key)
         if hit is not None and hit[0] > time.monotonic():
             return hit[1]
         doc = self.store.profile(uid)
-        ttl = self.mem.settings.topics.profile_cache_ttl_seconds
+        ttl = self.core.settings.topics.profile_cache_ttl_seconds
         if ttl > 0:
             self.rt.profile_cache[key] = (time.monotonic() + ttl, doc)
         return doc

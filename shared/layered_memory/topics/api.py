@@ -5,10 +5,12 @@
     mem.process()                                   # threads queued messages, writes due summaries
     mem.topics.topic_of("m1", chat_id="c1"); mem.topics.topic_search("отпуск", chat_id="c1").to_text()
 
-``register_topics(core)`` (called once by ``LayeredMemory.from_stores``) adds a write hook (enqueue
-durably in the RecordStore + the recent-message cache: milliseconds), a processor (threading,
-summary triggers, then the knowledge tier) and the context sources of the mid and long tiers.
-State lives in the RecordStore (``topics/store.py``), so any process can resume the work.
+``TopicRuntime`` is built once per engine by ``runtime.build_runtime``; the facade calls it by name:
+``on_write`` after each record write (enqueue durably in the RecordStore + the recent-message cache:
+milliseconds), ``process`` from ``mem.process()`` (threading, summary triggers; each new summary goes
+to ``on_summary``, the knowledge tier's trigger) and ``memory_lines`` for the context's mid tier.
+``Topics`` is one handle's view (a tenant, optionally a bound user). State lives in the RecordStore
+(``topics/store.py``), so any process can resume the work.
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qdrant_client import models
 
@@ -27,8 +29,9 @@ from ..context import MemoryLine
 from ..errors import InvalidInputError, NotFoundError
 from ..index.collection import IndexedCollection
 from ..indexing import message_point_id
-from ..models import Message, MessageRef, SearchResult, Topic, TopicSummary, check_id, iso, parse_time, utcnow
+from ..models import Message, MessageRef, SearchResult, Topic, TopicSummary, check_id, check_refs, iso, parse_time, utcnow
 from ..retrieval.fusion import rrf
+from ..retrieval.plan import plan_search
 from .cache import InProcessRecentCache, RecentCache
 from .llm import ModelCaller
 from .recall import MessageReader, short_term
@@ -37,14 +40,18 @@ from .store import QUEUE, TOPIC_MSGS, TopicStore, seq_key
 from .summaries import Summarizer, due_by_schedule
 from .threading import Threader, sweep_idle
 
+if TYPE_CHECKING:
+    from ..index import Scope
+    from ..runtime import Runtime
+
 logger = logging.getLogger(__name__)
 
-__all__ = ["Topics", "TopicRuntime", "register_topics"]
+__all__ = ["Topics", "TopicRuntime"]
 
 TOPIC_OPS = ("topic_decision", "topic_title", "segment_summary", "merge_summary")
 
 
-def _make_cache(core: Any) -> RecentCache | None:
+def _make_cache(core: Runtime) -> RecentCache | None:
     s = core.settings.topics
     if s.recent_cache == "none":
         return None
@@ -63,7 +70,7 @@ def _make_cache(core: Any) -> RecentCache | None:
 class TopicRuntime:
     """Per-engine state of the topic tier: settings, the model caller, the cache, the worker."""
 
-    def __init__(self, core: Any) -> None:
+    def __init__(self, core: Runtime) -> None:
         self.core = core
         self.settings = core.settings.topics
         self.cache = _make_cache(core)
@@ -71,7 +78,9 @@ class TopicRuntime:
         self.worker: threading.Thread | None = None
         self.stop_event = threading.Event()
         self.last_schedule = 0.0
-        self.summary_hooks: list[Any] = []  # (tenant, summary doc) -> None, e.g. the knowledge tier's trigger
+        # Called with (tenant, summary doc) for each new summary version; the runtime points it at the
+        # knowledge tier's trigger (this tier never imports the one above it).
+        self.on_summary: Callable[[str, dict[str, Any]], None] | None = None
 
     def caller(self) -> ModelCaller:
         return ModelCaller(self.core.chat_model)
@@ -88,19 +97,20 @@ class TopicRuntime:
         return Summarizer(self.store(tenant), core.analyzer, self.settings, self.caller(), collection)
 
     # -- the write hook: fast, durable ------------------------------------------------------------
-    def on_write(self, mem: Any, new: Sequence[Message]) -> None:
+    def on_write(self, tenant: str, new: Sequence[Message]) -> None:
+        """Queue newly stored messages for threading (called by the facade inside its write lock)."""
         if not self.settings.enabled or not new:
             return
-        self.store(mem.tenant_id).enqueue([(m.seq, m.message_id, m.chat_id) for m in new])
+        self.store(tenant).enqueue([(m.seq, m.message_id, m.chat_id) for m in new])
         if self.cache is not None:
             try:
-                self.cache.push(mem.tenant_id, new)
+                self.cache.push(tenant, new)
             except Exception as exc:  # the cache only speeds reads up
                 logger.warning("recent cache push failed (%s: %s)", type(exc).__name__, exc)
 
     # -- the processor -------------------------------------------------------------------------------
-    def process(self, mem: Any) -> dict[str, int]:
-        tenant = mem.tenant_id
+    def process(self, tenant: str) -> dict[str, int]:
+        """Thread the tenant's queued messages and write due summaries."""
         done = {"threaded": 0, "topics_closed": 0, "topic_summaries": 0}
         if not self.settings.enabled:
             return done
@@ -133,9 +143,12 @@ class TopicRuntime:
                 doc = summarizer.summarize(topic_id, job.get("trigger", "manual"))
                 if doc is not None:
                     n += 1
-                    for hook in self.summary_hooks:
-                        hook(tenant, doc)
+                    self.summary_written(tenant, doc)
                 store.done_jobs([topic_id])
+
+    def summary_written(self, tenant: str, doc: dict[str, Any]) -> None:
+        if self.on_summary is not None:
+            self.on_summary(tenant, doc)
 
     def _vectors(self, tenant: str, msgs: Sequence[Message]) -> dict[MessageRef, list[float]]:
         core = self.core
@@ -268,28 +281,16 @@ class TopicRuntime:
         return len(items)
 
     # -- context source (mid tier) -------------------------------------------------------------------
-    def memory_source(self, mem: Any, user_id: str, session_id: str, text: str, vector: Any) -> list[MemoryLine]:
+    def memory_lines(self, tenant: str, user_id: str, text: str, vector: Any) -> list[MemoryLine]:
+        """The context's mid tier: the user's topic summaries closest to ``text``."""
         if not self.settings.enabled:
             return []
         try:
-            hits = self.summarizer(mem.tenant_id).search(text, user_id=user_id, k=3, vector=vector)
+            hits = self.summarizer(tenant).search(text, user_id=user_id, k=3, vector=vector)
         except Exception as exc:
             logger.warning("topic summary search failed (%s)", type(exc).__name__)
             return []
         return [MemoryLine(f"[topic: {p.get('title')}] {p.get('text')}", str(p.get("summary_id") or p.get("id"))) for p, _ in hits]
-
-
-def register_topics(core: Any) -> TopicRuntime:
-    """Add the topic tier to an engine core (idempotent). The knowledge tier registers itself on top
-    (``knowledge.api.register_knowledge``): this module never imports the tier above it."""
-    for p in core.processors:
-        if isinstance(getattr(p, "__self__", None), TopicRuntime):
-            return p.__self__
-    rt = TopicRuntime(core)
-    core.write_hooks.append(rt.on_write)
-    core.processors.append(rt.process)
-    core.memory_sources.append(rt.memory_source)
-    return rt
 
 
 def _to_topic(doc: dict[str, Any]) -> Topic:
@@ -322,20 +323,35 @@ class Topics:
     _ASYNC = ("process", "get", "list", "messages", "topic_of", "recall", "summarize", "summary", "summaries",
               "search_summaries", "quick_search", "topic_search", "close_idle")
 
-    def __init__(self, mem: Any) -> None:
-        self.mem = mem
-        self.rt = register_topics(mem._core)
-        self.store = self.rt.store(mem.tenant_id)
+    def __init__(self, core: Runtime, scope: Scope, process: Callable[[], dict[str, int]] | None = None) -> None:
+        self.core = core
+        self.scope = scope
+        self.tenant = scope.tenant
+        self.rt = core.topics
+        self.store = self.rt.store(scope.tenant)
+        self._process_all = process  # the engine's whole process() (the worker runs it), given by the facade
+
+    def _message(self, message_id: str, chat_id: str) -> Message | None:
+        """A stored message visible to this handle (None otherwise)."""
+        ref = check_refs("message_ids", [(check_id("chat_id", chat_id), message_id)])[0]
+        m = self.core.records.get_messages(self.tenant, [ref])[0]
+        return m if m is not None and self.scope.bound_user in (None, m.user_id) else None
+
+    def _search_messages(self, query: str, filters: Mapping[str, Any], k: int) -> SearchResult:
+        """The engine's message search under this handle's scope (as ``mem.search``)."""
+        plan = plan_search(self.scope.spec(), query, filters={"kind": "message", **filters}, k=k,
+                           max_query_chars=self.core.settings.retrieval.max_query_chars)
+        return self.core.searcher.execute(plan, self.tenant)
 
     def _visible(self, doc: dict[str, Any] | None) -> bool:
-        bound = self.mem.bound_user
+        bound = self.scope.bound_user
         return doc is not None and (not bound or bound in (doc.get("user_ids") or []))
 
     def _topic_doc(self, topic_id: str) -> dict[str, Any]:
         check_id("topic_id", topic_id)
         doc = self.store.get([topic_id])[0]
         if not self._visible(doc):
-            raise NotFoundError(f"topic_id={topic_id!r} does not exist in tenant {self.mem.tenant_id!r}; list topics with mem.topics.list(chat_id)")
+            raise NotFoundError(f"topic_id={topic_id!r} does not exist in tenant {self.tenant!r}; list topics with mem.topics.list(chat_id)")
         return doc  # type: ignore[return-value]
 
     @property
@@ -353,7 +369,7 @@ class Topics:
 
     def process(self) -> dict[str, int]:
         """Thread queued messages and write due summaries (also run by ``mem.process()``)."""
-        return self.rt.process(self.mem)
+        return self.rt.process(self.tenant)
 
     # -- topics -----------------------------------------------------------------------------------
     def get(self, topic_id: str) -> Topic:
@@ -374,7 +390,7 @@ class Topics:
     def topic_of(self, message_id: str, *, chat_id: str) -> str | None:
         """The topic message ``message_id`` of chat ``chat_id`` was threaded into (None while it waits
         in the queue, or when it is not stored or not visible to this handle)."""
-        m = self.mem.get_messages([message_id], chat_id=chat_id)[0]
+        m = self._message(message_id, chat_id)
         return m.topic_id if m is not None else None
 
     def messages(self, topic_id: str, *, start: datetime | str | None = None, end: datetime | str | None = None, limit: int = 100) -> list[Message]:
@@ -383,7 +399,7 @@ class Topics:
         s = parse_time("start", start) if start is not None else None
         e = parse_time("end", end) if end is not None else None
         rows = self.store.members(topic_id, start=s, end=e)[:limit]
-        reader = MessageReader(self.mem.records, self.mem.tenant_id, self.rt.cache)
+        reader = MessageReader(self.core.records, self.tenant, self.rt.cache)
         msgs = [m for m in reader.get(self.store.member_refs(doc, rows)) if m is not None]
         return msgs
 
@@ -391,14 +407,14 @@ class Topics:
         """Close topics idle at ``now`` (wall clock by default) and queue their summaries."""
         when = parse_time("now", now) if now is not None else utcnow()
         with self.rt.lock:
-            return sweep_idle(self.store, self.rt.settings, when, self.mem._core.analyzer, self.rt.caller())
+            return sweep_idle(self.store, self.rt.settings, when, self.core.analyzer, self.rt.caller())
 
     # -- short-term recall ----------------------------------------------------------------------------
     def recent(self, chat_id: str, limit: int = 20) -> list[Message]:
         """The chat's latest messages from the recent-message cache (empty without one)."""
         cache = self.rt.cache
-        msgs = cache.recent(self.mem.tenant_id, chat_id, limit) if cache is not None else []
-        return [m for m in msgs if not self.mem.bound_user or m.user_id == self.mem.bound_user]
+        msgs = cache.recent(self.tenant, chat_id, limit) if cache is not None else []
+        return [m for m in msgs if not self.scope.bound_user or m.user_id == self.scope.bound_user]
 
     def recall(self, message: str | Message, *, chat_id: str | None = None, max_messages: int | None = None) -> list[Message]:
         """Seed 2.4.3 for a stored message (or its id with ``chat_id``): reply chain (depth
@@ -409,21 +425,21 @@ class Topics:
             InvalidInputError: a message id without ``chat_id`` (ids are unique per chat only).
             NotFoundError: the message is not stored (or not visible to this handle).
         """
-        reader = MessageReader(self.mem.records, self.mem.tenant_id, self.rt.cache)
+        reader = MessageReader(self.core.records, self.tenant, self.rt.cache)
         if isinstance(message, str):
             if chat_id is None:
                 raise InvalidInputError(
                     "chat_id", None, "is required with a message id (message ids are unique per chat)",
                     f"call recall({message!r}, chat_id=...) or pass the Message",
                 )
-            found = self.mem.get_messages([message], chat_id=chat_id)[0]
+            found = self._message(message, chat_id)
             if found is None:
                 raise NotFoundError(
                     f"message_id={message!r} of chat_id={chat_id!r} is not stored; add it with mem.add_message first"
                 )
             message = found
         s = self.rt.settings
-        bound = self.mem.bound_user
+        bound = self.scope.bound_user
         return short_term(
             reader, self.store, message, max_messages=max_messages or s.recall_max_messages, max_depth=s.reply_chain_depth,
             visible=(lambda m: m.user_id == bound) if bound else None,
@@ -434,10 +450,9 @@ class Topics:
         """Write a new summary version now (the manual trigger)."""
         self._topic_doc(topic_id)
         with self.rt.lock:
-            doc = self.rt.summarizer(self.mem.tenant_id).summarize(topic_id, "manual")
+            doc = self.rt.summarizer(self.tenant).summarize(topic_id, "manual")
             if doc is not None:
-                for hook in self.rt.summary_hooks:
-                    hook(self.mem.tenant_id, doc)
+                self.rt.summary_written(self.tenant, doc)
         return _to_summary(doc) if doc else None
 
     def summary(self, topic_id: str) -> TopicSummary | None:
@@ -451,12 +466,12 @@ class Topics:
         return [_to_summary(d) for d in self.store.summaries(topic_id)]
 
     def _user_filter(self, user_id: str | None) -> str | None:
-        return self.mem.scope.owner(user_id)  # "" is refused, never "all users"; a bound handle names only its user
+        return self.scope.owner(user_id)  # "" is refused, never "all users"; a bound handle names only its user
 
     def search_summaries(self, query: str, *, chat_id: str | None = None, user_id: str | None = None, k: int = 5) -> list[Any]:
         """Topic summaries by keyword + vector, fused (seed 3.3.3). Returns SearchHits (``meta.kind="topic_summary"``)."""
         uid = self._user_filter(user_id)
-        hits = self.rt.summarizer(self.mem.tenant_id).search(query, chat_id=chat_id, user_id=uid, k=k)
+        hits = self.rt.summarizer(self.tenant).search(query, chat_id=chat_id, user_id=uid, k=k)
         return [summary_hit(p, s) for p, s in hits]
 
     # -- the two searches of seed 1.1 ----------------------------------------------------------------------
@@ -464,15 +479,15 @@ class Topics:
         """Fast hybrid search over messages and topic summaries, fused by RRF (the default context source)."""
         t0 = time.perf_counter()
         uid = self._user_filter(user_id)
-        filters: dict[str, Any] = {"kind": "message"}
+        filters: dict[str, Any] = {}
         if chat_id:
             filters["chat_id"] = chat_id
         if uid:
             filters["user_id"] = uid
-        msg_res = self.mem.search(query, filters=filters, k=k)
+        msg_res = self._search_messages(query, filters, k)
         sums = self.search_summaries(query, chat_id=chat_id, user_id=uid, k=k)
         by_id = {h.id: h for h in [*msg_res.hits, *sums]}
-        fused = rrf([[h.id for h in msg_res.hits], [h.id for h in sums]], k=self.mem.settings.retrieval.rrf_k, limit=k)
+        fused = rrf([[h.id for h in msg_res.hits], [h.id for h in sums]], k=self.core.settings.retrieval.rrf_k, limit=k)
         hits = [by_id[i].model_copy(update={"score": s}) for i, s in fused]
         return SearchResult(
             hits=hits, total_found=len(by_id), route_used=msg_res.route_used, fallback_reason=msg_res.fallback_reason,
@@ -485,13 +500,13 @@ class Topics:
         """Deep search: topics ranked by their summaries and their messages, each with its summary and messages."""
         t0 = time.perf_counter()
         uid = self._user_filter(user_id)
-        sums = self.rt.summarizer(self.mem.tenant_id).search(query, chat_id=chat_id, user_id=uid, k=max(k * 2, 10))
-        filters: dict[str, Any] = {"kind": "message"}
+        sums = self.rt.summarizer(self.tenant).search(query, chat_id=chat_id, user_id=uid, k=max(k * 2, 10))
+        filters: dict[str, Any] = {}
         if chat_id:
             filters["chat_id"] = chat_id
         if uid:
             filters["user_id"] = uid
-        msg_res = self.mem.search(query, filters=filters, k=50)
+        msg_res = self._search_messages(query, filters, 50)
         timings = {"search": round((time.perf_counter() - t0) * 1000, 3)}
         msg_topics: list[str] = []
         hits_by_topic: dict[str, list[str]] = {}
@@ -501,10 +516,10 @@ class Topics:
                 hits_by_topic.setdefault(tid, []).append(h.id)
                 if tid not in msg_topics:
                     msg_topics.append(tid)
-        ranked = fuse_topics([p["topic_id"] for p, _ in sums], msg_topics, k * 2, self.mem.settings.retrieval.rrf_k)
+        ranked = fuse_topics([p["topic_id"] for p, _ in sums], msg_topics, k * 2, self.core.settings.retrieval.rrf_k)
         docs = {d["topic_id"]: d for d in self.store.get([t for t, _ in ranked]) if d is not None}
         latest = self.store.latest_summaries(list(docs.values()))
-        reader = MessageReader(self.mem.records, self.mem.tenant_id, self.rt.cache)
+        reader = MessageReader(self.core.records, self.tenant, self.rt.cache)
         out: list[TopicHit] = []
         for tid, score in ranked:
             doc = docs.get(tid)
@@ -517,7 +532,7 @@ class Topics:
                 for r in reversed(rows):
                     if len(want) >= messages_per_topic:
                         break
-                    if r["id"] not in want and (not self.mem.bound_user or r.get("u") == self.mem.bound_user):
+                    if r["id"] not in want and (not self.scope.bound_user or r.get("u") == self.scope.bound_user):
                         want.append(r["id"])
             refs = [MessageRef(doc["chat_id"], mid) for mid in want]
             msgs = sorted((m for m in reader.get(refs) if m is not None), key=lambda m: (m.create_time, m.seq or 0))
@@ -540,13 +555,13 @@ class Topics:
         rt = self.rt
         if rt.worker is not None and rt.worker.is_alive():
             return
+        process = self._process_all or (lambda: self.rt.process(self.tenant))
         rt.stop_event.clear()
-        mem = type(self.mem)(self.mem._core, self.mem.tenant_id)
 
         def loop() -> None:
             while not rt.stop_event.wait(interval):
                 try:
-                    mem.process()
+                    process()
                 except Exception:
                     logger.exception("background topic processing failed")
 
