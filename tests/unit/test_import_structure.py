@@ -101,3 +101,25 @@ def test_issue11_no_getattr_probes_on_the_stores() -> None:
     hits = [f"{path.relative_to(PACKAGE)}:{i}" for path in PACKAGE.rglob("*.py")
             for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if probe.search(line)]
     assert hits == []
+
+
+def test_issue11_the_retrieval_core_imports_no_store_and_no_tier() -> None:
+    edges = _edges(_modules())
+    below = ("layered_memory.stores", "layered_memory.engine", "layered_memory.runtime", "layered_memory.topics",
+             "layered_memory.knowledge", "layered_memory.agents", "layered_memory.items")
+    for mod, targets in edges.items():
+        if mod.startswith("layered_memory.retrieval"):
+            assert not {t for t in targets if t.startswith(below)}, mod
+
+
+def test_issue11_tiers_never_reach_into_the_facade() -> None:
+    """No tier holds the facade: only engine.py and runtime.py touch ``_core``; tiers import no engine."""
+    reach = [f"{path.relative_to(PACKAGE)}:{i}" for path in PACKAGE.rglob("*.py") if path.name not in ("engine.py", "runtime.py")
+             for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if "._core" in line and not line.lstrip().startswith("#")]
+    assert reach == []
+    edges = _edges(_modules())
+    for mod, targets in edges.items():
+        if mod.startswith(("layered_memory.topics", "layered_memory.knowledge", "layered_memory.items",
+                           "layered_memory.doctor", "layered_memory.sessions", "layered_memory.summary")):
+            assert "layered_memory.engine" not in targets, mod

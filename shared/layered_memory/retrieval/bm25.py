@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from ..stores.base import SparseVector
+from ..vectors import SparseVector
 
 logger = logging.getLogger(__name__)
 

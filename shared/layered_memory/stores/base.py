@@ -9,10 +9,10 @@ Methods are batch shaped (lists in, lists out, one round trip where the backend 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ..models import Message, MessageRef
+from ..vectors import IndexHit, SparseVector, VectorPoint  # noqa: F401  (re-exported: stores use them from here)
 
 # A schema migration that changed message point ids (v2: they include the chat) leaves this document
 # in each tenant; the Indexer moves the old points to the new ids (reusing their vectors), then drops it.
@@ -124,28 +124,6 @@ class RecentCache(Protocol):
         """Cached messages by (chat_id, message_id), None where not cached."""
 
     def clear(self, tenant: str) -> None: ...
-
-
-@dataclass(slots=True)
-class SparseVector:
-    indices: list[int]
-    values: list[float]
-
-
-@dataclass(slots=True)
-class VectorPoint:
-    id: str  # a UUID string
-    payload: dict[str, Any]
-    dense: list[float] | None = None
-    sparse: SparseVector | None = None
-
-
-@dataclass(slots=True)
-class IndexHit:
-    id: str
-    score: float
-    payload: dict[str, Any] = field(default_factory=dict)
-    dense: list[float] | None = None
 
 
 # What a VectorIndex declares in ``capabilities`` (callers test membership, never the backend name).
