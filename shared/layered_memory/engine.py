@@ -31,7 +31,7 @@ from .providers.base import ChatModel, Embedder
 from .retrieval.plan import SearchPlan, plan_search
 from .runtime import Runtime, build_runtime
 from .stores.base import RecordStore, VectorIndex
-from .summary import SessionSummaries
+from .session_summaries import SessionSummaries
 from .userdata import UserData
 
 if TYPE_CHECKING:

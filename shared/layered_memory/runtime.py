@@ -24,7 +24,7 @@ from .providers.base import ChatModel, Embedder
 from .providers.tokens import get_token_counter
 from .retrieval.analyzer import Analyzer
 from .retrieval.bm25 import BM25Encoder
-from .search import SearchService
+from .message_search import SearchService
 from .sessions import SessionRegistry
 from .stores.base import RecordStore, VectorIndex
 

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterable
 
 from .stores.base import RecordStore
-from .summary import SUMMARIES
+from .session_summaries import SUMMARIES
 
 SESSIONS = "sessions"
 

@@ -2,6 +2,6 @@
 
 from .api import Topics
 from .cache import InProcessRecentCache, RecentCache, RedisRecentCache
-from .search import TopicHit, TopicSearchResult
+from .deep_search import TopicHit, TopicSearchResult
 
 __all__ = ["InProcessRecentCache", "RecentCache", "RedisRecentCache", "TopicHit", "TopicSearchResult", "Topics"]

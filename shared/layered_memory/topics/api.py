@@ -35,7 +35,7 @@ from ..retrieval.plan import plan_search
 from .cache import InProcessRecentCache, RecentCache
 from .llm import ModelCaller
 from .recall import MessageReader, short_term
-from .search import TopicHit, TopicSearchResult, fuse_topics, summary_hit
+from .deep_search import TopicHit, TopicSearchResult, fuse_topics, summary_hit
 from .store import QUEUE, TOPIC_MSGS, TopicStore, seq_key
 from .summaries import Summarizer, due_by_schedule
 from .threading import Threader, sweep_idle

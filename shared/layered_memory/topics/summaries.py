@@ -29,7 +29,7 @@ from ..models import Message, iso, parse_time, utcnow
 from ..retrieval.analyzer import Analyzer
 from ..index.collection import Entry, IndexedCollection
 from ..index.filters import Eq, FilterSpec
-from ..summary import extractive_summary
+from ..session_summaries import extractive_summary
 from .llm import ModelCaller
 from .store import TopicStore
 from .threading import surface_keywords
