@@ -25,7 +25,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .indexing import OUTBOX, drop_intent, message_point_id, point_id, scope_filter, scroll_all
+from .index.points import message_point_id, point_id, scope_filter
+from .indexing import OUTBOX, drop_intent, scroll_all
 from .index import Scope
 from .models import Message, MessageRef
 

@@ -13,9 +13,7 @@ are deleted; points of records that still exist stay. Draining is idempotent.
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import re
 import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -23,6 +21,9 @@ from typing import Any
 from qdrant_client import models
 
 from .errors import ConfigurationError
+from .index.points import (  # noqa: F401  (re-exported: the write side's callers import them from here)
+    legacy_message_point_id, message_payload, message_point_id, point_id, scope_filter, speaker,
+)
 from .models import Message, MessageRef, iso
 from .providers.base import Embedder
 from .retrieval.analyzer import Analyzer
@@ -31,45 +32,11 @@ from .stores.base import INDEX_UPGRADES, MESSAGE_POINTS_V2, RecordStore, VectorI
 
 logger = logging.getLogger(__name__)
 
-_POINT_NS = uuid.UUID("6f1c7a52-3c1e-4a53-9d0e-52a3b1e0c0de")
-_URL = re.compile(r"https?://[^\s<>\"')\]]+")
 MESSAGES = "messages"
 OUTBOX = "index_outbox"  # delete intents not yet confirmed in the index (see the module docstring)
 SCROLL_PAGE = 512
 INDEX_CONTEXTS = ("neighbour", "speaker", "text")
 PREVIOUS_CHARS = 300
-
-
-def speaker(msg: Message) -> str:
-    """The label of a turn: the user's name for user turns, the role otherwise."""
-    return (msg.user_name or msg.user_id) if msg.role == "user" else msg.role
-
-
-def point_id(tenant: str, kind: str, record_id: str) -> str:
-    """Deterministic UUID of a record's point: re-indexing overwrites instead of duplicating."""
-    return str(uuid.uuid5(_POINT_NS, f"{tenant}\x00{kind}\x00{record_id}"))
-
-
-def message_point_id(tenant: str, ref: MessageRef | tuple[str, str]) -> str:
-    """The point of a message: its identity is (chat_id, message_id), message ids repeat across chats."""
-    return point_id(tenant, "message", f"{ref[0]}|{ref[1]}")
-
-
-def legacy_message_point_id(tenant: str, message_id: str) -> str:
-    """The point id schema 1 gave a message (by message_id alone); only the v2 upgrade reads it."""
-    return point_id(tenant, "message", message_id)
-
-
-def scope_filter(tenant: str, kind: str, **fields: str | None) -> models.Filter:
-    """Index filter for the points of one kind of one tenant, narrowed by the given payload fields."""
-    must: list[Any] = [
-        models.FieldCondition(key="tenant", match=models.MatchValue(value=tenant)),
-        models.FieldCondition(key="kind", match=models.MatchValue(value=kind)),
-    ]
-    for key, value in fields.items():
-        if value is not None:
-            must.append(models.FieldCondition(key=key, match=models.MatchValue(value=value)))
-    return models.Filter(must=must)
 
 
 def scroll_all(index: VectorIndex, collection: str, flt: Any, page: int = SCROLL_PAGE) -> Iterator[list[Any]]:
@@ -95,33 +62,6 @@ def put_intent(records: RecordStore, tenant: str, op: str, **fields: Any) -> str
 def drop_intent(records: RecordStore, tenant: str, key: str) -> None:
     """The delete reached the index: forget the intent."""
     records.delete_docs(tenant, OUTBOX, [key])
-
-
-def message_payload(msg: Message, lang: str) -> dict[str, Any]:
-    """Payload of a message point: filter fields plus the seed 003 meta fields."""
-    meta = msg.metadata
-    return {
-        "tenant": msg.tenant,
-        "kind": "message",
-        "message_id": msg.message_id,
-        "user_id": msg.user_id,
-        "chat_id": msg.chat_id,
-        "session_key": msg.session_key,
-        "role": msg.role,
-        "timestamp": iso(msg.create_time),
-        "seq": msg.seq or 0,
-        "author": speaker(msg),
-        "channel": str(meta.get("channel") or msg.chat_id),
-        "lang": lang,
-        "topic_id": msg.topic_id,
-        "task_id": meta.get("task_id"),
-        "reply_to": msg.reply_message_id,
-        "is_forward": bool(meta.get("is_forward", False)),
-        "links": meta.get("links") or _URL.findall(msg.content),
-        "media_types": list(meta.get("media_types") or []),
-        "hash": hashlib.sha256(msg.content.encode()).hexdigest()[:16],
-        "text": msg.content,
-    }
 
 
 class Indexer:

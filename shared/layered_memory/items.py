@@ -31,7 +31,8 @@ from urllib.parse import quote, unquote
 from .errors import InvalidInputError
 from .index.collection import Entry, IndexedCollection
 from .index.filters import Condition, Eq, Range
-from .indexing import drop_intent, point_id, put_intent
+from .index.points import point_id
+from .indexing import drop_intent, put_intent
 from .models import check_json, iso, parse_time, utcnow
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from .retrieval.fusion import rrf
 from .retrieval.plan import SearchPlan
 from .retrieval.snippet import make_snippet
 from .config import RetrievalSettings
-from .indexing import message_payload, message_point_id
+from .index.points import message_payload, message_point_id
 from .index.collection import IndexedCollection
 from .stores.base import RecordStore, VectorIndex
 

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .indexing import speaker
+from .index.points import speaker
 from .models import Message, check_id, iso
 from .providers.base import ChatModel
 from .retrieval.analyzer import Analyzer

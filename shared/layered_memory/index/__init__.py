@@ -1,7 +1,9 @@
-"""The index layer: the scope rule and the filter spec every index query starts from.
+"""The index layer: the scope rule, the filter spec every index query starts from, point ids and payloads,
+the collection API and the background writer.
 
 ``scope.Scope`` says who a call acts for; ``filters.FilterSpec`` compiles one filter both to a
-Qdrant ``Filter`` and to the in-process predicate of the core mode (no vector index).
+Qdrant ``Filter`` and to the in-process predicate of the core mode (no vector index); ``points`` names
+every point and builds message payloads; ``collection.IndexedCollection`` upserts, queries and deletes.
 """
 
 from .filters import Eq, FilterSpec, HasId, IsEmpty, Range

@@ -23,7 +23,7 @@ from ..errors import InvalidInputError, NotFoundError
 from ..models import Message, check_id, iso, utcnow
 from ..index.collection import Entry, IndexedCollection
 from ..index.filters import Eq, FilterSpec
-from ..indexing import point_id
+from ..index.points import point_id
 from ..topics.store import TopicStore
 from .extract import ENTITY_TYPES, build_profile, extract_entities, extract_relations
 from .graph import ENTITIES, KnowledgeStore, entity_id

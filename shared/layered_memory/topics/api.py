@@ -28,7 +28,7 @@ from .._async import async_twins
 from ..context import MemoryLine
 from ..errors import InvalidInputError, NotFoundError
 from ..index.collection import IndexedCollection
-from ..indexing import message_point_id
+from ..index.points import message_point_id
 from ..models import Message, MessageRef, SearchResult, Topic, TopicSummary, check_id, check_refs, iso, parse_time, utcnow
 from ..retrieval.fusion import rrf
 from ..retrieval.plan import plan_search

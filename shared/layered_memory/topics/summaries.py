@@ -24,7 +24,7 @@ from datetime import timedelta
 from typing import Any
 
 from ..config import TopicSettings
-from ..indexing import point_id, speaker
+from ..index.points import point_id, speaker
 from ..models import Message, iso, parse_time, utcnow
 from ..retrieval.analyzer import Analyzer
 from ..index.collection import Entry, IndexedCollection
