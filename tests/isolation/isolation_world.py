@@ -23,6 +23,7 @@ from typing import Any
 
 from layered_memory import LayeredMemory, LayeredMemorySettings
 from layered_memory.config import TopicSettings
+from layered_memory.runtime import Runtime
 
 BACKENDS = ("embedded", "redis-qdrant", "sqlite-core", "redis-core")
 CORE = ("sqlite-core", "redis-core")  # records only: no vector index
@@ -159,6 +160,8 @@ def _collect(value: Any, out: list[str], depth: int) -> None:
         return
     if value is None or isinstance(value, (str, int, float, bool, bytes)):
         out.append(str(value))
+    elif isinstance(value, Runtime):
+        out.append("<runtime>")  # the engine's shared state every handle holds (caches included): not a result
     elif isinstance(value, dict):
         for k, v in value.items():
             out.append(str(k))

@@ -96,7 +96,7 @@ class TopicRuntime:
         )
         return Summarizer(self.store(tenant), core.analyzer, self.settings, self.caller(), collection)
 
-    # -- the write hook: fast, durable ------------------------------------------------------------
+    # -- after each record write: fast, durable ------------------------------------------------------------
     def on_write(self, tenant: str, new: Sequence[Message]) -> None:
         """Queue newly stored messages for threading (called by the facade inside its write lock)."""
         if not self.settings.enabled or not new:
@@ -188,7 +188,7 @@ class TopicRuntime:
         core, store = self.core, self.store(tenant)
         after = start = store.threading_cursor()
         queued = 0
-        with core.write_lock:  # in this process, a message being written is queued by its own write hook
+        with core.write_lock:  # in this process, a message being written is queued by its own on_write
             while True:
                 page = core.records.scan_messages(tenant, after_seq=after, limit=1000)
                 if not page:
