@@ -9,8 +9,10 @@ Methods are batch shaped (lists in, lists out, one round trip where the backend 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
 from typing import Any, Protocol, runtime_checkable
 
+from ..errors import InvalidInputError
 from ..models import Message, MessageRef
 from ..vectors import IndexHit, SparseVector, VectorPoint  # noqa: F401  (re-exported: stores use them from here)
 
@@ -126,6 +128,48 @@ class RecentCache(Protocol):
     def clear(self, tenant: str) -> None: ...
 
 
+@dataclass(frozen=True, slots=True)
+class IndexQuery:
+    """One query to a ``VectorIndex``: dense only, sparse only, or both fused with (weighted) RRF
+    inside the index. The filter (a ``qdrant_client.models.Filter``, e.g. ``FilterSpec.to_qdrant()``)
+    applies inside each prefetch, so a scope filter never lets another scope's point into the
+    candidate lists. ``weights`` are (dense, sparse) for the fused case.
+
+        index.query("messages", IndexQuery(dense=q, sparse=s, filter=spec.to_qdrant(), limit=10))
+        index.query("messages", dense=q, sparse=s, limit=10)     # the same, as keywords
+    """
+
+    dense: Sequence[float] | None = None
+    sparse: SparseVector | None = None
+    filter: Any = None
+    limit: int = 10
+    prefetch_limit: int = 100
+    rrf_k: int = 60
+    weights: tuple[float, float] | None = None
+
+    @classmethod
+    def of(cls, request: IndexQuery | None, keywords: Mapping[str, Any]) -> IndexQuery:
+        """The query a backend runs: ``request``, or one built from the keyword shorthand (not both).
+
+        Raises:
+            InvalidInputError: both given, a keyword that is no field, or a request of another type.
+        """
+        if request is None:
+            unknown = sorted(set(keywords) - {f.name for f in fields(cls)})
+            if unknown:
+                raise InvalidInputError(
+                    "query", unknown[0], f"is not a field of IndexQuery ({', '.join(f.name for f in fields(cls))})",
+                    "fix the keyword's name",
+                )
+            return cls(**keywords)
+        if not isinstance(request, IndexQuery):
+            raise InvalidInputError("query", request, "must be an IndexQuery", "pass IndexQuery(...) or keywords")
+        if keywords:
+            raise InvalidInputError("query", sorted(keywords)[0], "is given twice: as a keyword and in the IndexQuery",
+                                    "pass an IndexQuery or keywords, not both")
+        return request
+
+
 # What a VectorIndex declares in ``capabilities`` (callers test membership, never the backend name).
 MANUAL_OPTIMIZE = "manual_optimize"
 """``optimize(name)`` builds the ANN (HNSW) index and merges segments, and nothing else does: until it runs,
@@ -157,19 +201,8 @@ class VectorIndex(Protocol):
 
     def upsert(self, name: str, points: Sequence[VectorPoint]) -> None: ...
 
-    def query(
-        self,
-        name: str,
-        *,
-        dense: Sequence[float] | None = None,
-        sparse: SparseVector | None = None,
-        filter: Any = None,
-        limit: int = 10,
-        prefetch_limit: int = 100,
-        rrf_k: int = 60,
-        weights: tuple[float, float] | None = None,
-    ) -> list[IndexHit]:
-        """Dense only, sparse only, or both fused with RRF inside the engine (dense, sparse weights)."""
+    def query(self, name: str, request: IndexQuery | None = None, /, **keywords: Any) -> list[IndexHit]:
+        """Run one :class:`IndexQuery` (or its fields as keywords: ``IndexQuery.of``), best first."""
 
     def count(self, name: str, filter: Any = None) -> int: ...
 

@@ -45,7 +45,7 @@ from ..errors import (
     NotFoundError,
 )
 from . import qdrant_common as qc
-from .base import MANUAL_OPTIMIZE, IndexHit, SparseVector, VectorPoint
+from .base import MANUAL_OPTIMIZE, IndexHit, IndexQuery, SparseVector, VectorPoint
 
 logger = logging.getLogger(__name__)
 
@@ -456,25 +456,15 @@ class QdrantEdgeVectorIndex:
         with _edge_errors("query", col.path):
             return [_hit(p) for p in col.shard.query(request)]
 
-    def query(
-        self,
-        name: str,
-        *,
-        dense: Sequence[float] | None = None,
-        sparse: SparseVector | None = None,
-        filter: Any = None,
-        limit: int = 10,
-        prefetch_limit: int = 100,
-        rrf_k: int = qc.DEFAULT_RRF_K,
-        weights: tuple[float, float] | None = None,
-    ) -> list[IndexHit]:
+    def query(self, name: str, request: IndexQuery | None = None, /, **keywords: Any) -> list[IndexHit]:
         """Dense only, sparse only, or both fused by weighted RRF inside the engine; the filter applies inside
         the prefetches, so a tenant filter never lets another tenant's point into the candidate lists."""
-        request = self.plan_query(
-            name, dense=dense, sparse=sparse, filter=filter, limit=limit,
-            prefetch_limit=prefetch_limit, rrf_k=rrf_k, weights=weights,
+        q = IndexQuery.of(request, keywords)
+        planned = self.plan_query(
+            name, dense=q.dense, sparse=q.sparse, filter=q.filter, limit=q.limit,
+            prefetch_limit=q.prefetch_limit, rrf_k=q.rrf_k, weights=q.weights,
         )
-        return self.run_query(name, request)
+        return self.run_query(name, planned)
 
     def scroll(
         self, name: str, *, filter: Any = None, limit: int = 256, offset: Any = None, with_vectors: bool = False

@@ -33,7 +33,7 @@ from ..errors import (
     NotFoundError,
 )
 from . import qdrant_common as qc
-from .base import IndexHit, SparseVector, VectorPoint
+from .base import IndexHit, IndexQuery, SparseVector, VectorPoint
 
 logger = logging.getLogger(__name__)
 
@@ -264,23 +264,13 @@ class QdrantVectorIndex:
         rrf = models.Rrf(k=rrf_k, weights=[float(w) for w in weights] if weights is not None else None)
         return {**base, "prefetch": prefetch, "query": models.RrfQuery(rrf=rrf)}
 
-    def query(
-        self,
-        name: str,
-        *,
-        dense: Sequence[float] | None = None,
-        sparse: SparseVector | None = None,
-        filter: Any = None,
-        limit: int = 10,
-        prefetch_limit: int = 100,
-        rrf_k: int = qc.DEFAULT_RRF_K,
-        weights: tuple[float, float] | None = None,
-    ) -> list[IndexHit]:
+    def query(self, name: str, request: IndexQuery | None = None, /, **keywords: Any) -> list[IndexHit]:
         """Dense only, sparse only, or both fused by weighted RRF on the server; the top-level filter is
         applied inside the prefetches by Qdrant."""
+        q = IndexQuery.of(request, keywords)
         kwargs = self.plan_query(
-            name, dense=dense, sparse=sparse, filter=filter, limit=limit,
-            prefetch_limit=prefetch_limit, rrf_k=rrf_k, weights=weights,
+            name, dense=q.dense, sparse=q.sparse, filter=q.filter, limit=q.limit,
+            prefetch_limit=q.prefetch_limit, rrf_k=q.rrf_k, weights=q.weights,
         )
         with self._errors("query", name):
             points = self.client.query_points(**kwargs).points

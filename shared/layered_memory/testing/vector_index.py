@@ -27,7 +27,7 @@ from qdrant_client import models
 
 from ..errors import CapabilityError, InvalidInputError, NotFoundError, SchemaMismatch
 from ..stores import qdrant_common as qc
-from ..stores.base import INDEX_CAPABILITIES, MANUAL_OPTIMIZE, IndexHit, SparseVector, VectorIndex, VectorPoint
+from ..stores.base import INDEX_CAPABILITIES, MANUAL_OPTIMIZE, IndexHit, IndexQuery, SparseVector, VectorIndex, VectorPoint
 from ._suite import forbid_silent_overrides
 
 __all__ = [
@@ -282,6 +282,20 @@ class VectorIndexConformance:
         want = qc.rrf_fuse([dense, sparse], k=k, weights=weights, limit=2 * pl)
         got = loaded.query(COL, dense=q.tolist(), sparse=s, limit=10, prefetch_limit=pl, rrf_k=k, weights=weights)
         assert_ranking(got, [(h.id, h.score) for h in want], 10)
+
+
+    def test_the_query_object_and_its_keywords_ask_the_same(self, loaded):
+        q, s = query_vectors(5)
+        flt, _ = FILTERS["combined"]
+        request = IndexQuery(dense=q.tolist(), sparse=s, filter=flt, limit=7, prefetch_limit=30, rrf_k=2, weights=(1.0, 0.5))
+        by_keywords = loaded.query(COL, dense=q.tolist(), sparse=s, filter=flt, limit=7, prefetch_limit=30, rrf_k=2, weights=(1.0, 0.5))
+        assert [(h.id, h.score) for h in loaded.query(COL, request)] == [(h.id, h.score) for h in by_keywords]
+        with pytest.raises(InvalidInputError, match="limit.*given twice"):
+            loaded.query(COL, request, limit=3)
+        with pytest.raises(InvalidInputError, match="top_k.*not a field of IndexQuery"):
+            loaded.query(COL, dense=q.tolist(), top_k=3)
+        with pytest.raises(InvalidInputError, match="must be an IndexQuery"):
+            loaded.query(COL, {"dense": q.tolist()})
 
 
     @pytest.mark.parametrize("fname", ["keyword", "combined", "datetime Z/+00:00", "success=0"])
