@@ -2,6 +2,7 @@
 
 Redis: ``redis_url`` is ``$LAYERED_MEMORY_TEST_REDIS_URL`` when set, else a private ``redis-server``
 started for the session on a free port (skipped with a reason when the binary is missing).
+``redis_cluster_url``: a private three-master Redis Cluster for the session (``redis+cluster://``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from redis_server import RedisServer
+from redis_server import RedisCluster, RedisServer
 
 REDIS_URL_ENV = "LAYERED_MEMORY_TEST_REDIS_URL"
 
@@ -57,5 +58,32 @@ def redis_prefix(redis_url: str) -> Iterator[str]:
             keys = list(client.scan_iter(match=pattern, count=1000))
             for start in range(0, len(keys), 500):
                 client.delete(*keys[start : start + 500])
+    finally:
+        client.close()
+
+
+@pytest.fixture(scope="session")
+def redis_cluster_url(redis_binary: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Three ``redis-server --cluster-enabled yes`` masters joined by ``redis-cli --cluster create``."""
+    cli = shutil.which("redis-cli")
+    if cli is None:
+        pytest.skip("redis-cli is not on PATH: install redis-tools (apt-get install redis-server brings it)")
+    cluster = RedisCluster(redis_binary, cli, str(tmp_path_factory.mktemp("redis-cluster")))
+    yield cluster.url
+    cluster.stop()
+
+
+@pytest.fixture
+def redis_cluster_prefix(redis_cluster_url: str) -> Iterator[str]:
+    """A fresh key prefix per test on the cluster; its keys are removed afterwards (SCAN on every master)."""
+    import redis
+
+    prefix = f"t{uuid.uuid4().hex[:10]}"
+    yield prefix
+    client = redis.RedisCluster.from_url(redis_cluster_url.replace("redis+cluster://", "redis://"))
+    try:
+        for pattern in (f"{{{prefix}:*", f"{prefix}:*"):
+            for key in list(client.scan_iter(match=pattern, count=1000)):
+                client.delete(key)
     finally:
         client.close()

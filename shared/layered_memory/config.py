@@ -38,6 +38,11 @@ class SQLiteSettings(_Section):
 class RedisSettings(_Section):
     url: str | None = None
     prefix: str = "lm"
+    cluster: bool = False  # a Redis Cluster (also said by a redis+cluster:// or rediss+cluster:// url)
+    # With replicas: a write returns once this many replicas have it (WAIT), so a failover loses no
+    # acknowledged write; a write they do not acknowledge within wait_timeout seconds raises BackendTimeout.
+    wait_replicas: int = 0
+    wait_timeout: float = 1.0
     socket_timeout: float = 5.0
     connect_timeout: float = 2.0
 

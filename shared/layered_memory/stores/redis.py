@@ -14,6 +14,7 @@ cluster slot and the Lua scripts and MULTI blocks below may touch all of its key
     T c:<chat>             ZSET  one chat's messages by seq
     T d:<collection>       HASH  key -> document json
     T dk:<collection>      ZSET  keys at score 0, for ordered ZRANGEBYLEX listing
+    T ack                  STRING a counter written after a write when ``wait_replicas`` is set (see ``_acked``)
     <prefix>:tenants       SET   every tenant that ever stored something (outside any tenant slot)
     <prefix>:schema        STRING layout version
 
@@ -56,6 +57,45 @@ logger = logging.getLogger(__name__)
 SCHEMA_VERSION = 2
 _DURABILITY_CHECKED: set[str] = set()  # server addresses whose persistence settings were read (warn once each)
 _BATCH = 1000  # ids per script call / per command
+
+def _cluster_client(url: str, socket_timeout: float, connect_timeout: float, retry: Retry) -> redis.RedisCluster:
+    """A cluster client from one node's URL. A cluster has database 0 only; the URL's path must say 0 or nothing.
+
+    Connects at once (it reads the slot map): an unreachable node is a BackendUnavailable naming it."""
+    db = url.partition("://")[2].partition("/")[2].partition("?")[0]
+    if db not in ("", "0"):
+        raise ConfigurationError(
+            f"redis url {url!r} names database {db}, and a Redis Cluster has database 0 only; drop the /{db}"
+        )
+    try:
+        return redis.RedisCluster.from_url(
+            url, socket_timeout=socket_timeout, socket_connect_timeout=connect_timeout, retry=retry,
+        )
+    except redis.exceptions.RedisClusterException as exc:
+        raise BackendUnavailable(
+            f"Redis Cluster at {url.rpartition('@')[2]!r} cannot be reached ({exc}); check the address, and that "
+            "the node runs with cluster-enabled yes (or drop +cluster / cluster=True for a single server)",
+            backend="redis", op="connect",
+        ) from None
+
+
+def _warn_durability(address: str, conf: dict[str, str]) -> None:
+    """One WARNING when a server's persistence settings lose acknowledged writes on a restart or a crash."""
+    appendonly, fsync = conf.get("appendonly"), conf.get("appendfsync")
+    if appendonly == "no":
+        logger.warning(
+            "Redis at %s runs with appendonly no: messages it acknowledged are lost when redis-server "
+            "stops or crashes (RDB snapshots keep at most the last snapshot). Set appendonly yes and "
+            "appendfsync everysec (loses at most ~1 s of writes) or always (loses none): "
+            "CONFIG SET appendonly yes; CONFIG SET appendfsync everysec; CONFIG REWRITE", address,
+        )
+    elif appendonly == "yes" and fsync == "no":
+        logger.warning(
+            "Redis at %s runs with appendfsync no: the OS decides when the append-only file reaches the "
+            "disk, so a power loss or OS crash loses recent acknowledged messages. Set appendfsync "
+            "everysec or always (CONFIG SET appendfsync everysec; CONFIG REWRITE)", address,
+        )
+
 
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
@@ -101,15 +141,26 @@ class RedisRecordStore:
 
     backend = "redis"
 
-    def __init__(self, client: redis.Redis, prefix: str = "lm") -> None:
+    def __init__(
+        self, client: redis.Redis | redis.RedisCluster, prefix: str = "lm", *, wait_replicas: int = 0, wait_timeout: float = 1.0,
+    ) -> None:
         if not prefix or any(c in prefix for c in "{}| "):
             raise InvalidInputError("prefix", prefix, "must be non-empty, without { } | or spaces", "use e.g. 'lm'")
         self.client = client
         self.prefix = prefix
         self._owns_client = False  # from_url() sets it: close() closes only a client we built
-        kwargs = getattr(getattr(client, "connection_pool", None), "connection_kwargs", {})
-        self.address = kwargs.get("path") or f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}"
+        self.cluster = isinstance(client, redis.RedisCluster)
+        if self.cluster:  # every key of a tenant shares the {prefix:tenant} hash tag: one slot per tenant
+            kwargs = client.nodes_manager.connection_kwargs
+            node = client.nodes_manager.startup_nodes and next(iter(client.nodes_manager.startup_nodes.values()))
+            self.address = f"cluster {node.host}:{node.port}" if node else "cluster"
+        else:
+            kwargs = client.connection_pool.connection_kwargs
+            self.address = kwargs.get("path") or f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}"
         self._timeout = kwargs.get("socket_timeout")
+        if isinstance(wait_replicas, bool) or not isinstance(wait_replicas, int) or wait_replicas < 0:
+            raise InvalidInputError("wait_replicas", wait_replicas, "must be an int >= 0", "use 0 (no replicas) or 1")
+        self.wait_replicas, self.wait_timeout = wait_replicas, wait_timeout
         self._registered: set[str] = set()  # tenants already in <prefix>:tenants
         self._put = client.register_script(lua.PUT)
         self._update = client.register_script(lua.UPDATE)
@@ -121,9 +172,13 @@ class RedisRecordStore:
 
     @classmethod
     def from_url(
-        cls, url: str, *, socket_timeout: float = 5, connect_timeout: float = 2, prefix: str = "lm"
+        cls, url: str, *, socket_timeout: float = 5, connect_timeout: float = 2, prefix: str = "lm", cluster: bool = False,
+        wait_replicas: int = 0, wait_timeout: float = 1.0,
     ) -> RedisRecordStore:
         """A store owning a new client for ``url`` (``redis://host:port/db``, ``rediss://``, ``unix://``).
+
+        A Redis Cluster: ``redis+cluster://host:port`` (or ``rediss+cluster://``, or ``cluster=True``)
+        names one node; the client discovers the others and routes each tenant's keys to its slot.
 
         Connects lazily: ``setup()`` is the first round trip. A refused or dropped connection gets one
         quick retry, so a server that is down fails in about ``connect_timeout`` seconds, not after
@@ -133,18 +188,22 @@ class RedisRecordStore:
         Raises:
             ConfigurationError: the URL cannot be parsed.
         """
+        scheme, sep, rest = url.partition("://")
+        if sep and scheme.endswith("+cluster"):
+            url, cluster = f"{scheme.removesuffix('+cluster')}://{rest}", True
+        retry = Retry(ExponentialBackoff(cap=0.1, base=0.01), 1, supported_errors=(redis.exceptions.ConnectionError,))
         try:
-            client = redis.Redis.from_url(
-                url,
-                socket_timeout=socket_timeout,
-                socket_connect_timeout=connect_timeout,
-                retry=Retry(ExponentialBackoff(cap=0.1, base=0.01), 1, supported_errors=(redis.exceptions.ConnectionError,)),
-            )
+            if cluster:
+                client = _cluster_client(url, socket_timeout, connect_timeout, retry)
+            else:
+                client = redis.Redis.from_url(
+                    url, socket_timeout=socket_timeout, socket_connect_timeout=connect_timeout, retry=retry,
+                )
         except ValueError as exc:
             raise ConfigurationError(
                 f"redis url {url!r} is not valid ({exc}); use redis://host:6379/0, rediss://... or unix:///path.sock"
             ) from None
-        store = cls(client, prefix=prefix)
+        store = cls(client, prefix=prefix, wait_replicas=wait_replicas, wait_timeout=wait_timeout)
         store._owns_client = True
         return store
 
@@ -154,7 +213,8 @@ class RedisRecordStore:
             raise ConfigurationError("redis.url is empty; set LAYERED_MEMORY_REDIS__URL=redis://host:6379/0")
         return cls.from_url(
             settings.url, socket_timeout=settings.socket_timeout, connect_timeout=settings.connect_timeout,
-            prefix=settings.prefix,
+            prefix=settings.prefix, cluster=settings.cluster, wait_replicas=settings.wait_replicas,
+            wait_timeout=settings.wait_timeout,
         )
 
     def __enter__(self) -> RedisRecordStore:
@@ -185,6 +245,12 @@ class RedisRecordStore:
                 "start redis-server there or fix the URL (redis://host:port/db)",
                 backend="redis", op=op,
             ) from exc
+        except (redis.exceptions.ClusterDownError, redis.exceptions.RedisClusterException) as exc:
+            raise BackendUnavailable(
+                f"the Redis Cluster at {self.address} cannot serve {op} ({type(exc).__name__}: {exc}); "
+                "wait for the cluster to recover (a failover takes about cluster-node-timeout) or check its nodes",
+                backend="redis", op=op,
+            ) from exc
         except redis.exceptions.ResponseError as exc:
             if str(exc).startswith("NOTFOUND "):
                 raise NotFoundError(not_stored(None, _ref(str(exc).split()[1]))) from None
@@ -209,29 +275,52 @@ class RedisRecordStore:
             return
         _DURABILITY_CHECKED.add(self.address)
         try:
-            conf = self.client.config_get("append*")
+            if self.cluster:  # every master keeps its own slots: each one's settings count
+                servers = [(f"{n.host}:{n.port}", self.client.config_get("append*", target_nodes=n))
+                           for n in self.client.get_primaries()]
+            else:
+                servers = [(self.address, self.client.config_get("append*"))]
         except redis.exceptions.RedisError as exc:  # managed Redis often disables CONFIG: nothing to check
             logger.info("Redis at %s: cannot read its persistence settings (%s); make sure it runs with "
                         "appendonly yes and appendfsync everysec or always", self.address, exc)
             return
-        conf = {_text(k): _text(v) for k, v in conf.items()}
-        appendonly, fsync = conf.get("appendonly"), conf.get("appendfsync")
-        if appendonly == "no":
-            logger.warning(
-                "Redis at %s runs with appendonly no: messages it acknowledged are lost when redis-server "
-                "stops or crashes (RDB snapshots keep at most the last snapshot). Set appendonly yes and "
-                "appendfsync everysec (loses at most ~1 s of writes) or always (loses none): "
-                "CONFIG SET appendonly yes; CONFIG SET appendfsync everysec; CONFIG REWRITE", self.address,
-            )
-        elif appendonly == "yes" and fsync == "no":
-            logger.warning(
-                "Redis at %s runs with appendfsync no: the OS decides when the append-only file reaches the "
-                "disk, so a power loss or OS crash loses recent acknowledged messages. Set appendfsync "
-                "everysec or always (CONFIG SET appendfsync everysec; CONFIG REWRITE)", self.address,
-            )
+        for address, conf in servers:
+            _warn_durability(address, {_text(k): _text(v) for k, v in conf.items()})
 
     def _base(self, tenant: str) -> str:
         return f"{{{self.prefix}:{check_tenant(tenant)}}}:"
+
+    def _acked(self, tenant: str, op: str) -> None:
+        """With ``wait_replicas``: return only once that many replicas have every write made so far to the
+        tenant's master, so a failover never loses an acknowledged write. Redis replicates in order, so
+        one counter write in the tenant's slot followed by WAIT on the same connection covers the writes
+        before it, whichever connection made them.
+
+        Raises:
+            BackendTimeout: fewer replicas acknowledged within ``wait_timeout`` (the write is on the master;
+                retrying is safe, writes are idempotent).
+        """
+        if not self.wait_replicas:
+            return
+        key = self._base(tenant) + "ack"
+        with self._errors(op):
+            conn = self.client.get_node_from_key(key).redis_connection if self.cluster else self.client
+            pipe = conn.pipeline(transaction=False)  # one connection: WAIT counts this INCR and all before it
+            pipe.incr(key)
+            pipe.execute_command("WAIT", self.wait_replicas, int(self.wait_timeout * 1000))
+            try:
+                acked = int(pipe.execute()[1])
+            except redis.exceptions.ResponseError as exc:  # MOVED: the slot changed master (a failover)
+                if self.cluster:
+                    self.client.nodes_manager.initialize()
+                raise redis.exceptions.ConnectionError(f"the tenant's slot moved ({exc}); retry") from exc
+        if acked < self.wait_replicas:
+            raise BackendTimeout(
+                f"Redis at {self.address}: {op} is on the master but {acked} of {self.wait_replicas} replicas "
+                f"acknowledged it within {self.wait_timeout}s (wait_replicas); retrying is safe (writes are "
+                "idempotent); check the replicas' links or lower wait_replicas",
+                backend="redis", op=op,
+            )
 
     def _register(self, tenant: str) -> None:
         if tenant not in self._registered:
@@ -307,6 +396,7 @@ class RedisRecordStore:
             seqs = self._put(keys=[base + "m", base + "seq", base + "all", base + "pend"],
                              args=self._message_args(base, rows))
             self._register(tenant)
+        self._acked(tenant, "put_messages")
         for original, seq in zip(messages, seqs):
             if seq:
                 original.seq = int(seq)
@@ -323,6 +413,7 @@ class RedisRecordStore:
         if rows:
             with self._errors("update_messages"):
                 self._update(keys=[base + "m"], args=self._message_args(base, rows))
+            self._acked(tenant, "update_messages")
 
     def get_messages(self, tenant: str, refs: Sequence[MessageRef]) -> list[Message | None]:
         base = self._base(tenant)
@@ -410,6 +501,7 @@ class RedisRecordStore:
         source = f"{base}u:{user_id}" if session_key is None else f"{base}s:{user_id}|{session_key}"
         with self._errors("delete_messages"):
             ids = self._delete(keys=[base + "m", base + "all", base + "pend", source], args=[base])
+        self._acked(tenant, "delete_messages")
         logger.debug("redis delete_messages tenant=%s user=%s deleted=%d", tenant, user_id, len(ids))
         return [_ref(i) for i in ids]
 
@@ -455,6 +547,7 @@ class RedisRecordStore:
             pipe.zadd(index, dict.fromkeys(values, 0))
             pipe.execute()
             self._register(tenant)
+        self._acked(tenant, "put_docs")
 
     def get_docs(self, tenant: str, collection: str, keys: Sequence[str]) -> list[dict[str, Any] | None]:
         docs, _ = self._doc_keys(tenant, collection)
@@ -484,13 +577,15 @@ class RedisRecordStore:
             if keys is None:
                 pipe.hlen(docs)
                 pipe.delete(docs, index)
-                return int(pipe.execute()[0])
-            unique = list(dict.fromkeys(keys))
-            if not unique:
-                return 0
-            pipe.hdel(docs, *unique)
-            pipe.zrem(index, *unique)
-            return int(pipe.execute()[0])
+            else:
+                unique = list(dict.fromkeys(keys))
+                if not unique:
+                    return 0
+                pipe.hdel(docs, *unique)
+                pipe.zrem(index, *unique)
+            n = int(pipe.execute()[0])
+        self._acked(tenant, "delete_docs")
+        return n
 
     def count_docs(self, tenant: str, collection: str, *, prefix: str = "") -> int:
         docs, index = self._doc_keys(tenant, collection)
