@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from isolation_world import REDIS, World, new_world
+from isolation_world import REDIS, World, new_world, redis_fixture
 
 _OUTCOMES: Counter[tuple[str, str, str, str]] = Counter()  # (test, backend, path, outcome)
 
@@ -26,7 +26,7 @@ class Worlds:
 
     def get(self, backend: str) -> World:
         if backend not in self.built:
-            redis_url = self.request.getfixturevalue("redis_url") if backend in REDIS else None
+            redis_url = self.request.getfixturevalue(redis_fixture(backend)) if backend in REDIS else None
             self.built[backend] = new_world(backend, str(self.tmp.mktemp(backend.replace("-", "_"))), redis_url)
         return self.built[backend]
 

@@ -1,4 +1,4 @@
-"""The isolation suite's world: four backends, a deterministic embedder and chat model, the victim's
+"""The isolation suite's world: five backends (the fifth a Redis Cluster), a deterministic embedder and chat model, the victim's
 canary data in every feature, and a snapshot of it taken through an unbound handle.
 
 Imported by ``conftest.py`` and the tests (a module, not a conftest, so the probes can import it).
@@ -25,9 +25,14 @@ from layered_memory import LayeredMemory, LayeredMemorySettings
 from layered_memory.config import TopicSettings
 from layered_memory.runtime import Runtime
 
-BACKENDS = ("embedded", "redis-qdrant", "sqlite-core", "redis-core")
+BACKENDS = ("embedded", "redis-qdrant", "sqlite-core", "redis-core", "cluster-qdrant")
 CORE = ("sqlite-core", "redis-core")  # records only: no vector index
-REDIS = ("redis-qdrant", "redis-core")
+REDIS = ("redis-qdrant", "redis-core", "cluster-qdrant")
+
+
+def redis_fixture(backend: str) -> str:
+    """The fixture that gives a Redis backend its URL (the cluster one is a three-master Redis Cluster)."""
+    return "redis_cluster_url" if backend == "cluster-qdrant" else "redis_url"
 
 VICTIM, MALLORY, EVIL = "victim", "mallory", "evil"
 SESSIONS = ("telegram:1", "telegram:10", "web:7")  # telegram:1 is a key prefix of telegram:10 (bug 6)
@@ -202,19 +207,24 @@ def build(backend: str, path: str, redis_url: str | None, prefix: str) -> tuple[
         closers.append(lambda: drop_redis_prefix(redis_url, prefix))
     else:
         records = SQLiteRecordStore(f"{path}/records.sqlite3")
-    index = QdrantVectorIndex.in_memory() if backend == "redis-qdrant" else None
+    index = QdrantVectorIndex.in_memory() if backend in ("redis-qdrant", "cluster-qdrant") else None
     return LayeredMemory.from_stores(records, index, **kwargs), closers
 
 
 def drop_redis_prefix(redis_url: str, prefix: str) -> None:
     import redis
 
-    client = redis.Redis.from_url(redis_url)
+    cluster = redis_url.startswith("redis+cluster://")
+    client = redis.RedisCluster.from_url(redis_url.replace("+cluster", "")) if cluster else redis.Redis.from_url(redis_url)
     try:
         for pattern in (f"{{{prefix}:*", f"{prefix}:*"):
             keys = list(client.scan_iter(match=pattern, count=1000))
             for start in range(0, len(keys), 500):
-                client.delete(*keys[start: start + 500])
+                if cluster:  # keys of several slots: one DEL each
+                    for key in keys[start: start + 500]:
+                        client.delete(key)
+                else:
+                    client.delete(*keys[start: start + 500])
     finally:
         client.close()
 
