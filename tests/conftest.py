@@ -3,6 +3,8 @@
 Redis: ``redis_url`` is ``$LAYERED_MEMORY_TEST_REDIS_URL`` when set, else a private ``redis-server``
 started for the session on a free port (skipped with a reason when the binary is missing).
 ``redis_cluster_url``: a private three-master Redis Cluster for the session (``redis+cluster://``).
+PostgreSQL: ``postgres_url`` is ``$LAYERED_MEMORY_TEST_POSTGRES_URL`` when set, else a throwaway cluster
+(``tests/postgres_server.py``) for the session; ``postgres_schema`` gives each test its own schema.
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+from postgres_server import PostgresServer, find_bin_dir
 from redis_server import RedisCluster, RedisServer
 
 REDIS_URL_ENV = "LAYERED_MEMORY_TEST_REDIS_URL"
+POSTGRES_URL_ENV = "LAYERED_MEMORY_TEST_POSTGRES_URL"
 
 
 @pytest.fixture(scope="session")
@@ -87,3 +91,43 @@ def redis_cluster_prefix(redis_cluster_url: str) -> Iterator[str]:
                 client.delete(key)
     finally:
         client.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_bin_dir() -> str:
+    found = find_bin_dir()
+    if found is None:
+        pytest.skip("PostgreSQL's initdb/postgres are not on PATH nor in /usr/lib/postgresql/*/bin: install them "
+                    "(apt-get install postgresql) or set " + POSTGRES_URL_ENV)
+    pytest.importorskip("psycopg_pool", reason="pip install 'layered-memory[postgres]'")
+    return found
+
+
+@pytest.fixture(scope="session")
+def postgres_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A PostgreSQL URL for the whole session; tests isolate themselves with ``postgres_schema``."""
+    if os.environ.get(POSTGRES_URL_ENV):
+        yield os.environ[POSTGRES_URL_ENV]
+        return
+    server = PostgresServer(request.getfixturevalue("postgres_bin_dir"))
+    yield server.url
+    server.destroy()
+
+
+@pytest.fixture
+def postgres_server(postgres_bin_dir: str) -> Iterator[PostgresServer]:
+    """A private cluster for one test (fault tests restart it mid-use)."""
+    server = PostgresServer(postgres_bin_dir)
+    yield server
+    server.destroy()
+
+
+@pytest.fixture
+def postgres_schema(postgres_url: str) -> Iterator[str]:
+    """A fresh PostgreSQL schema per test, dropped afterwards."""
+    import psycopg
+
+    schema = f"t{uuid.uuid4().hex[:10]}"
+    yield schema
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')

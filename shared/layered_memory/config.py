@@ -47,6 +47,18 @@ class RedisSettings(_Section):
     connect_timeout: float = 2.0
 
 
+class PostgresSettings(_Section):
+    """The PostgreSQL record store (seed 001): ``url`` is a libpq URL
+    (``postgresql://user:password@host:5432/dbname``); the tables live in ``schema_name``."""
+
+    url: str | None = None
+    schema_name: str = "layered_memory"
+    pool_min_size: int = Field(1, ge=0)
+    pool_max_size: int = Field(10, ge=1)
+    connect_timeout: float = Field(5.0, gt=0)
+    statement_timeout: float = Field(30.0, gt=0)
+
+
 class QdrantSettings(_Section):
     url: str | None = None  # None: embedded Qdrant Edge under <data_dir>/vectors
     api_key: SecretStr | None = None
@@ -154,6 +166,7 @@ class LayeredMemorySettings(BaseSettings):
     embedder_api_key: SecretStr | None = None
     sqlite: SQLiteSettings = SQLiteSettings()
     redis: RedisSettings = RedisSettings()
+    postgres: PostgresSettings = PostgresSettings()
     qdrant: QdrantSettings = QdrantSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
     memory: MemorySettings = MemorySettings()

@@ -42,6 +42,27 @@ class TestRedis(RecordStoreConformance):
         return lambda: RedisRecordStore.from_url(redis_url, prefix=redis_prefix)
 
 
+@pytest.mark.postgres
+class TestPostgres(RecordStoreConformance):
+    @pytest.fixture
+    def opener(self, postgres_url: str, postgres_schema: str) -> Any:
+        from layered_memory.stores.postgres import PostgresRecordStore
+
+        return lambda: PostgresRecordStore(postgres_url, schema=postgres_schema)
+
+
+@pytest.mark.postgres
+@pytest.mark.redis
+class TestPostgresWithRedisCache(RecordStoreConformance):
+    """Postgres for the records, Redis beside it as the shared recent-message cache (seed 001, 2.5)."""
+
+    @pytest.fixture
+    def opener(self, postgres_url: str, postgres_schema: str, redis_url: str, redis_prefix: str) -> Any:
+        from layered_memory.stores.postgres import PostgresRecordStore
+
+        return lambda: PostgresRecordStore(postgres_url, schema=postgres_schema, cache_url=redis_url, cache_prefix=redis_prefix)
+
+
 def test_a_suite_test_cannot_be_silently_overridden() -> None:
     with pytest.raises(TypeError, match=r"test_count_messages overrides a RecordStoreConformance test.*xfail"):
         type("TestCheating", (RecordStoreConformance,), {"test_count_messages": lambda self, store: None})
