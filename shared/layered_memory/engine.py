@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ._async import async_twins
 from .config import LayeredMemorySettings
 from .context import MemoryLine, assemble_context, message_key
-from .errors import InvalidInputError
+from .errors import ConfigurationError, InvalidInputError
 from .index import Scope, check_user_id
 from .indexing import OUTBOX, drop_intent, put_intent
 from .models import ContextMessage, Message, MessageRef, SearchResult, check_id, check_refs
@@ -147,18 +147,32 @@ class LayeredMemory:
 
     @classmethod
     def from_urls(
-        cls, *, redis_url: str, qdrant_url: str | None = None, qdrant_api_key: str | None = None,
-        embedder: Any = _DEFAULT, chat_model: Any = None, settings: LayeredMemorySettings | None = None,
-        recreate_index: bool = False, repair_index: bool = True,
+        cls, *, redis_url: str | None = None, postgres_url: str | None = None, qdrant_url: str | None = None,
+        qdrant_api_key: str | None = None, embedder: Any = _DEFAULT, chat_model: Any = None,
+        settings: LayeredMemorySettings | None = None, recreate_index: bool = False, repair_index: bool = True,
     ) -> LayeredMemory:
-        """Redis RecordStore plus a Qdrant server (or none: BM25 over Redis, seed 002's core)."""
-        from .stores.redis import RedisRecordStore
-
+        """Server backends: the records in PostgreSQL (``postgres_url``; Redis beside it, when given, is the
+        shared recent-message cache of seed 001) or in Redis (``redis_url`` alone), vectors in a Qdrant
+        server (or none: BM25 over the records, seed 002's core)."""
         settings = settings or LayeredMemorySettings()
         rs = settings.redis
-        records = RedisRecordStore.from_url(
-            redis_url, socket_timeout=rs.socket_timeout, connect_timeout=rs.connect_timeout, prefix=rs.prefix
-        )
+        records: RecordStore
+        if postgres_url:
+            from .stores.postgres import PostgresRecordStore
+
+            records = PostgresRecordStore.from_settings(
+                settings.postgres.model_copy(update={"url": postgres_url}), cache_url=redis_url, cache_prefix=rs.prefix
+            )
+        elif redis_url:
+            from .stores.redis import RedisRecordStore
+
+            records = RedisRecordStore.from_url(
+                redis_url, socket_timeout=rs.socket_timeout, connect_timeout=rs.connect_timeout, prefix=rs.prefix
+            )
+        else:
+            raise ConfigurationError(
+                "from_urls needs postgres_url or redis_url for the records; or use LayeredMemory.embedded(path)"
+            )
         index = None
         if qdrant_url:
             from .stores.qdrant_server import QdrantVectorIndex
@@ -177,10 +191,10 @@ class LayeredMemory:
         """From ``LAYERED_MEMORY_*`` environment variables (or the given settings)."""
         settings = settings or LayeredMemorySettings()
         emb = embedder if embedder is not None else settings.embedder
-        if settings.redis.url:
+        if settings.postgres.url or settings.redis.url:
             key = settings.qdrant.api_key.get_secret_value() if settings.qdrant.api_key else None
             return cls.from_urls(
-                redis_url=settings.redis.url, qdrant_url=settings.qdrant.url, qdrant_api_key=key,
+                redis_url=settings.redis.url, postgres_url=settings.postgres.url, qdrant_url=settings.qdrant.url, qdrant_api_key=key,
                 embedder=emb, chat_model=chat_model, settings=settings, recreate_index=recreate_index,
                 repair_index=repair_index,
             )

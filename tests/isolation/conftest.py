@@ -3,7 +3,8 @@ per backend and session) and a summary of the probes by path and backend at the 
 
 The backends: ``embedded`` (SQLite + Qdrant Edge in a tmp dir), ``redis-qdrant`` (a real
 redis-server + qdrant-client's local mode), and core mode without a vector index on SQLite
-(``sqlite-core``) and on Redis (``redis-core``)."""
+(``sqlite-core``) and on Redis (``redis-core``); ``postgres-qdrant`` is seed 001's layout (PostgreSQL
+records, Redis recent cache, qdrant-client's local mode)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from isolation_world import REDIS, World, new_world, redis_fixture
+from isolation_world import POSTGRES, REDIS, World, new_world, redis_fixture
 
 _OUTCOMES: Counter[tuple[str, str, str, str]] = Counter()  # (test, backend, path, outcome)
 
@@ -27,7 +28,8 @@ class Worlds:
     def get(self, backend: str) -> World:
         if backend not in self.built:
             redis_url = self.request.getfixturevalue(redis_fixture(backend)) if backend in REDIS else None
-            self.built[backend] = new_world(backend, str(self.tmp.mktemp(backend.replace("-", "_"))), redis_url)
+            postgres_url = self.request.getfixturevalue("postgres_url") if backend in POSTGRES else None
+            self.built[backend] = new_world(backend, str(self.tmp.mktemp(backend.replace("-", "_"))), redis_url, postgres_url)
         return self.built[backend]
 
 

@@ -25,14 +25,22 @@ from layered_memory import LayeredMemory, LayeredMemorySettings
 from layered_memory.config import TopicSettings
 from layered_memory.runtime import Runtime
 
-BACKENDS = ("embedded", "redis-qdrant", "sqlite-core", "redis-core", "cluster-qdrant")
+BACKENDS = ("embedded", "redis-qdrant", "sqlite-core", "redis-core", "cluster-qdrant", "postgres-qdrant")
 CORE = ("sqlite-core", "redis-core")  # records only: no vector index
-REDIS = ("redis-qdrant", "redis-core", "cluster-qdrant")
+REDIS = ("redis-qdrant", "redis-core", "cluster-qdrant", "postgres-qdrant")  # postgres-qdrant: Redis beside it is the recent cache
+POSTGRES = ("postgres-qdrant",)
 
 
 def redis_fixture(backend: str) -> str:
     """The fixture that gives a Redis backend its URL (the cluster one is a three-master Redis Cluster)."""
     return "redis_cluster_url" if backend == "cluster-qdrant" else "redis_url"
+
+
+def backend_marks(backend: str) -> list[Any]:
+    import pytest
+
+    return ([pytest.mark.redis] if backend in REDIS else []) + ([pytest.mark.postgres] if backend in POSTGRES else [])
+
 
 VICTIM, MALLORY, EVIL = "victim", "mallory", "evil"
 SESSIONS = ("telegram:1", "telegram:10", "web:7")  # telegram:1 is a key prefix of telegram:10 (bug 6)
@@ -191,8 +199,12 @@ def _collect(value: Any, out: list[str], depth: int) -> None:
 
 
 # -- building -----------------------------------------------------------------------------------------
-def build(backend: str, path: str, redis_url: str | None, prefix: str) -> tuple[LayeredMemory, list[Callable[[], None]]]:
-    """An engine on ``backend``; returns it and the cleanups to run after ``close()``."""
+def build(
+    backend: str, path: str, redis_url: str | None, prefix: str, postgres_url: str | None = None
+) -> tuple[LayeredMemory, list[Callable[[], None]]]:
+    """An engine on ``backend``; returns it and the cleanups to run after ``close()``.
+    ``postgres-qdrant`` is seed 001's layout: records in PostgreSQL (schema ``prefix``), Redis beside it
+    as the shared recent-message cache, vectors in Qdrant."""
     from layered_memory.stores.qdrant_server import QdrantVectorIndex
     from layered_memory.stores.redis import RedisRecordStore
     from layered_memory.stores.sqlite import SQLiteRecordStore
@@ -201,13 +213,20 @@ def build(backend: str, path: str, redis_url: str | None, prefix: str) -> tuple[
     closers: list[Callable[[], None]] = []
     if backend == "embedded":
         return LayeredMemory.embedded(path, **kwargs), closers
-    if backend in REDIS:
+    records: Any
+    if backend in POSTGRES:
+        from layered_memory.stores.postgres import PostgresRecordStore
+
+        assert redis_url is not None and postgres_url is not None
+        records = PostgresRecordStore(postgres_url, schema=prefix, cache_url=redis_url, cache_prefix=prefix)
+        closers += [lambda: drop_redis_prefix(redis_url, prefix), lambda: drop_postgres_schema(postgres_url, prefix)]
+    elif backend in REDIS:
         assert redis_url is not None
         records = RedisRecordStore.from_url(redis_url, prefix=prefix)
         closers.append(lambda: drop_redis_prefix(redis_url, prefix))
     else:
         records = SQLiteRecordStore(f"{path}/records.sqlite3")
-    index = QdrantVectorIndex.in_memory() if backend in ("redis-qdrant", "cluster-qdrant") else None
+    index = QdrantVectorIndex.in_memory() if backend in ("redis-qdrant", "cluster-qdrant", "postgres-qdrant") else None
     return LayeredMemory.from_stores(records, index, **kwargs), closers
 
 
@@ -229,9 +248,16 @@ def drop_redis_prefix(redis_url: str, prefix: str) -> None:
         client.close()
 
 
-def new_world(backend: str, path: str, redis_url: str | None) -> World:
+def drop_postgres_schema(postgres_url: str, schema: str) -> None:
+    import psycopg
+
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def new_world(backend: str, path: str, redis_url: str | None, postgres_url: str | None = None) -> World:
     prefix = f"iso{uuid.uuid4().hex[:10]}"
-    mem, closers = build(backend, path, redis_url, prefix)
+    mem, closers = build(backend, path, redis_url, prefix, postgres_url)
     world = World(backend, mem, f"CANARY-{uuid.uuid4().hex}", closers=closers)
     seed(world)
     world.baseline = snapshot(world)

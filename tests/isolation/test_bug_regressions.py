@@ -9,14 +9,15 @@ from datetime import timedelta
 
 import pytest
 
-from isolation_world import BACKENDS, REDIS, T0, build, redis_fixture
+from isolation_world import BACKENDS, POSTGRES, REDIS, T0, backend_marks, build, redis_fixture
 from layered_memory import InvalidInputError, LayeredMemory
 
 
-@pytest.fixture(params=[pytest.param(b, marks=[pytest.mark.redis] if b in REDIS else []) for b in BACKENDS])
+@pytest.fixture(params=[pytest.param(b, marks=backend_marks(b)) for b in BACKENDS])
 def engine(request: pytest.FixtureRequest, tmp_path) -> Iterator[LayeredMemory]:
     redis_url = request.getfixturevalue(redis_fixture(request.param)) if request.param in REDIS else None
-    mem, closers = build(request.param, str(tmp_path), redis_url, f"bug{uuid.uuid4().hex[:10]}")
+    postgres_url = request.getfixturevalue("postgres_url") if request.param in POSTGRES else None
+    mem, closers = build(request.param, str(tmp_path), redis_url, f"bug{uuid.uuid4().hex[:10]}", postgres_url)
     yield mem
     mem.close()
     for close in closers:

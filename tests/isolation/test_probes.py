@@ -14,7 +14,7 @@ import pytest
 
 from isolation_known import known_failure
 from isolation_probes import Probe, controls, expand
-from isolation_world import BACKENDS, CORE, REDIS, World, diff, seed, snapshot, text_of
+from isolation_world import BACKENDS, CORE, World, backend_marks, diff, seed, snapshot, text_of
 from layered_memory import LayeredMemoryError
 
 PROBES = expand()
@@ -27,7 +27,7 @@ def params(probes: list[Probe]) -> list[Any]:
         for p in probes:
             if p.index_only and backend in CORE:
                 continue
-            marks: list[Any] = [pytest.mark.redis] if backend in REDIS else []
+            marks: list[Any] = backend_marks(backend)
             reason = known_failure(p.name, backend)
             if reason:
                 marks.append(pytest.mark.xfail(strict=True, reason=reason))
