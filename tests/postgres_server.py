@@ -2,7 +2,9 @@
 port, a database ``lmtest`` owned by the superuser ``lm`` (password ``lm-secret``, scram-sha-256 over TCP).
 
 PostgreSQL refuses to run as root: when the tests run as root the cluster runs as the ``postgres``
-system user (created with ``useradd --system`` when missing) and the temp dir is chowned to it.
+system user (created with ``useradd --system`` when missing) and the temp dir is chowned to it. As
+root, each process also gets a private 256 MB ``/dev/shm`` (``unshare --mount``, when the kernel
+allows it): a machine whose shared ``/dev/shm`` is full (other test runs) then cannot break initdb.
 The binaries come from PATH or Debian's ``/usr/lib/postgresql/<version>/bin``.
 """
 
@@ -30,6 +32,17 @@ def find_bin_dir() -> str | None:
         return os.path.dirname(found)
     candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(p.split("/")[4]) if p.split("/")[4].isdigit() else 0)
     return os.path.dirname(candidates[-1]) if candidates else None
+
+
+def _private_shm_works() -> bool:
+    if os.geteuid() != 0 or not (shutil.which("unshare") and shutil.which("setpriv")):
+        return False
+    probe = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                            "mount -t tmpfs -o size=1m lm-pg-probe /dev/shm"], capture_output=True)
+    return probe.returncode == 0
+
+
+_PRIVATE_SHM = _private_shm_works()
 
 
 def _run_as() -> pwd.struct_passwd | None:
@@ -60,22 +73,32 @@ class PostgresServer:
         if self.account is not None:
             for path in (self.root, pwfile):
                 os.chown(path, self.account.pw_uid, self.account.pw_gid)
-        self._run([os.path.join(bin_dir, "initdb"), "-D", self.data, "-U", USER, f"--pwfile={pwfile}", "-E", "UTF8",
-                   "--locale=C", "--auth-local=trust", "--auth-host=scram-sha-256", "--no-sync"])
-        self.start()
-        import psycopg
+        try:
+            self._run([os.path.join(bin_dir, "initdb"), "-D", self.data, "-U", USER, f"--pwfile={pwfile}", "-E", "UTF8",
+                       "--locale=C", "--auth-local=trust", "--auth-host=scram-sha-256", "--no-sync"])
+            self.start()
+            import psycopg
 
-        with psycopg.connect(self.url.replace(f"/{DATABASE}", "/postgres"), autocommit=True) as conn:
-            conn.execute(f"CREATE DATABASE {DATABASE}")
+            with psycopg.connect(self.url.replace(f"/{DATABASE}", "/postgres"), autocommit=True) as conn:
+                conn.execute(f"CREATE DATABASE {DATABASE}")
+        except BaseException:
+            self.destroy()
+            raise
 
-    def _user_args(self) -> dict[str, object]:
+    def _command(self, cmd: list[str]) -> tuple[list[str], dict[str, object]]:
+        """``cmd`` as the unprivileged account (and in a private /dev/shm when possible), Popen kwargs."""
         if self.account is None:
-            return {}
-        return {"user": self.account.pw_uid, "group": self.account.pw_gid, "extra_groups": [],
-                "env": {**os.environ, "HOME": self.root}}
+            return cmd, {}
+        env = {**os.environ, "HOME": self.root}
+        if _PRIVATE_SHM:
+            script = ('mount -t tmpfs -o size=256m,mode=1777 lm-pg-shm /dev/shm && exec setpriv '
+                      f'--reuid={self.account.pw_uid} --regid={self.account.pw_gid} --clear-groups -- "$@"')
+            return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", *cmd], {"env": env}
+        return cmd, {"user": self.account.pw_uid, "group": self.account.pw_gid, "extra_groups": [], "env": env}
 
     def _run(self, cmd: list[str]) -> None:
-        done = subprocess.run(cmd, capture_output=True, text=True, cwd=self.root, **self._user_args())  # type: ignore[call-overload]
+        cmd, kwargs = self._command(cmd)
+        done = subprocess.run(cmd, capture_output=True, text=True, cwd=self.root, **kwargs)  # type: ignore[call-overload]
         if done.returncode != 0:
             raise RuntimeError(f"{cmd[0]} failed ({done.returncode}): {done.stderr.strip() or done.stdout.strip()}")
 
@@ -83,13 +106,12 @@ class PostgresServer:
         """Start ``postgres`` and wait until it accepts logins (10 s)."""
         import psycopg
 
-        self.proc = subprocess.Popen(
+        cmd, kwargs = self._command(
             [os.path.join(self.bin_dir, "postgres"), "-D", self.data, "-p", str(self.port), "-c", "listen_addresses=127.0.0.1",
              "-c", f"unix_socket_directories={self.root}", "-c", "fsync=off", "-c", "full_page_writes=off",
-             "-c", "max_connections=200", "-c", "shared_buffers=32MB"],
-            stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.root, "log"), "ab"), cwd=self.root,
-            **self._user_args(),  # type: ignore[arg-type]
-        )
+             "-c", "max_connections=200", "-c", "shared_buffers=32MB"])
+        with open(os.path.join(self.root, "log"), "ab") as log:  # unshare, sh and setpriv exec: one pid, postgres's
+            self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log, cwd=self.root, **kwargs)  # type: ignore[call-overload]
         deadline = time.monotonic() + 20
         while True:
             try:
