@@ -1,6 +1,6 @@
 """A message is (tenant, chat_id, message_id): Telegram numbers every chat's messages from 1.
 
-Issue 10 bug 5, on every engine mode (SQLite + Qdrant Edge, Redis + qdrant-client, core mode
+Issue 10 bug 5, on every engine mode (SQLite + Qdrant Edge, Redis or PostgreSQL + qdrant-client, core mode
 without an index), plus the upgrade of stores written when message_id alone was the key.
 """
 
@@ -59,12 +59,23 @@ def _core(tmp_path: Any, embedder: Any) -> LayeredMemory:
     return LayeredMemory.from_stores(records, None, embedder="none", settings=settings())
 
 
-@pytest.fixture(params=["sqlite-edge", pytest.param("redis-qdrant", marks=pytest.mark.redis), "core-no-index"])
+def _postgres(embedder: Any, postgres_url: str, schema: str) -> LayeredMemory:
+    from layered_memory.stores.postgres import PostgresRecordStore
+    from layered_memory.stores.qdrant_server import QdrantVectorIndex
+
+    records = PostgresRecordStore(postgres_url, schema=schema)
+    return LayeredMemory.from_stores(records, QdrantVectorIndex.in_memory(), embedder=embedder, settings=settings())
+
+
+@pytest.fixture(params=["sqlite-edge", pytest.param("redis-qdrant", marks=pytest.mark.redis),
+                        pytest.param("postgres-qdrant", marks=pytest.mark.postgres), "core-no-index"])
 def mem(request: pytest.FixtureRequest, tmp_path: Any, embedder: Any) -> Iterator[LayeredMemory]:
     if request.param == "sqlite-edge":
         m = _embedded(tmp_path, embedder)
     elif request.param == "redis-qdrant":
         m = _redis(tmp_path, embedder, request.getfixturevalue("redis_url"), request.getfixturevalue("redis_prefix"))
+    elif request.param == "postgres-qdrant":
+        m = _postgres(embedder, request.getfixturevalue("postgres_url"), request.getfixturevalue("postgres_schema"))
     else:
         m = _core(tmp_path, embedder)
     yield m
