@@ -130,7 +130,7 @@ class TopicSettings(_Section):
     summary_max_messages: int = Field(200, ge=2)
     reply_chain_depth: int = Field(5, ge=1, le=50)
     recall_max_messages: int = Field(20, ge=1, le=500)
-    recent_cache: str = "auto"  # "auto" (redis with a Redis RecordStore, else memory), "memory", "redis", "none"
+    recent_cache: str = "auto"  # "auto" (redis with a Redis RecordStore or Postgres beside Redis, else memory), "memory", "redis", "none"
     recent_cache_size: int = Field(100, ge=1)
     recent_cache_ttl_seconds: int = Field(86_400, ge=1)
     profile_cache_ttl_seconds: float = Field(3_600.0, ge=0)

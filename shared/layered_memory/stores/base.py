@@ -1,4 +1,4 @@
-"""One small protocol per storage role. Backends: ``sqlite.py`` / ``redis.py`` (RecordStore),
+"""One small protocol per storage role. Backends: ``sqlite.py`` / ``redis.py`` / ``postgres.py`` (RecordStore),
 ``qdrant_edge.py`` / ``qdrant_server.py`` (VectorIndex).
 
 The RecordStore is the source of truth; the VectorIndex is derived and rebuildable from it.
@@ -30,7 +30,7 @@ class RecordStore(Protocol):
     topics, profiles, agent interactions. Keys sort as strings; ``list_docs`` returns them in order.
     """
 
-    backend: str  # "sqlite" | "redis"
+    backend: str  # "sqlite" | "redis" | "postgres"
 
     def setup(self) -> None:
         """Create tables / check the schema version. Idempotent."""
