@@ -142,6 +142,7 @@ class PostgresRecordStore:
             "connect_timeout": max(1, round(self.connect_timeout)),
             "options": f"-c statement_timeout={int(self.statement_timeout * 1000)}",
             "application_name": "layered-memory",
+            "autocommit": True,  # a read is one round trip; writes open their transaction (_tx)
         }
         self._pool = ConnectionPool(
             url, kwargs=self._kwargs, min_size=min_size, max_size=max_size, open=False,
@@ -228,6 +229,15 @@ class PostgresRecordStore:
         with self._errors(op), self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
             yield cur
 
+    @contextmanager
+    def _autocommit(self, op: str) -> Iterator[Any]:
+        """A cursor on a pooled autocommit connection: for reads and single-statement writes (a statement is
+        atomic by itself), one round trip each."""
+        if not self._opened:
+            self._open()
+        with self._errors(op), self._pool.connection() as conn, conn.cursor() as cur:
+            yield cur
+
     # -- lifecycle ------------------------------------------------------------------------------
     def setup(self) -> None:
         """Check the server (one direct connection, so a bad URL, password or database is named),
@@ -238,7 +248,7 @@ class PostgresRecordStore:
             SchemaMismatch: the schema was written by a newer layered-memory, or the database is not UTF8.
         """
         try:
-            conn = psycopg.connect(self._url, autocommit=True, **self._kwargs)
+            conn = psycopg.connect(self._url, **self._kwargs)  # autocommit: migrate() opens its transaction
         except psycopg.OperationalError as exc:
             text = _first_line(exc)
             raise BackendUnavailable(
@@ -290,8 +300,11 @@ class PostgresRecordStore:
         for i, (msg, _) in enumerate(rows):
             first.setdefault((msg.chat_id, msg.message_id), i)
         with self._tx("put_messages") as cur:
-            self._register(cur, tenant)
-            cur.execute(f"SELECT last_seq FROM {s}.lm_tenants WHERE tenant = %s FOR UPDATE", (tenant,))
+            # registers the tenant and locks its counter row until the commit, in one round trip
+            cur.execute(
+                f"INSERT INTO {s}.lm_tenants AS t (tenant) VALUES (%s) ON CONFLICT (tenant)"
+                " DO UPDATE SET last_seq = t.last_seq RETURNING last_seq", (tenant,),
+            )
             seq = start = cur.fetchone()[0]
             pairs = list(first)
             cur.execute(
@@ -308,15 +321,15 @@ class PostgresRecordStore:
                 seqs[i] = seq
             if fresh:
                 new = [rows[i][0] for i in fresh]
-                cur.execute(
-                    f"INSERT INTO {s}.lm_messages (tenant, chat_id, message_id, seq, user_id, session_key, role,"
-                    " topic_id, create_time, body) SELECT %s, * FROM unnest(%s::text[], %s::text[], %s::bigint[],"
-                    " %s::text[], %s::text[], %s::text[], %s::text[], %s::timestamptz[], %s::json[])",
+                cur.execute(  # the rows and the counter in one statement
+                    f"WITH ins AS (INSERT INTO {s}.lm_messages (tenant, chat_id, message_id, seq, user_id, session_key,"
+                    " role, topic_id, create_time, body) SELECT %s, * FROM unnest(%s::text[], %s::text[], %s::bigint[],"
+                    " %s::text[], %s::text[], %s::text[], %s::text[], %s::timestamptz[], %s::json[]))"
+                    f" UPDATE {s}.lm_tenants SET last_seq = %s WHERE tenant = %s",
                     (tenant, [m.chat_id for m in new], [m.message_id for m in new], [seqs[i] for i in fresh],
                      [m.user_id for m in new], [m.session_key for m in new], [str(m.role) for m in new],
-                     [m.topic_id for m in new], [m.create_time for m in new], [rows[i][1] for i in fresh]),
+                     [m.topic_id for m in new], [m.create_time for m in new], [rows[i][1] for i in fresh], seq, tenant),
                 )
-                cur.execute(f"UPDATE {s}.lm_tenants SET last_seq = %s WHERE tenant = %s", (seq, tenant))
         for i, value in seqs.items():
             messages[i].seq = value
         logger.debug("postgres put_messages tenant=%s new=%d of %d", tenant, seq - start, len(rows))
@@ -356,7 +369,7 @@ class PostgresRecordStore:
         unique = [p for p in dict.fromkeys(pairs) if "\x00" not in p[0] + p[1]]
         found: dict[tuple[str, str], Message] = {}
         if unique:
-            with self._tx("get_messages") as cur:
+            with self._autocommit("get_messages") as cur:
                 cur.execute(
                     f"SELECT m.chat_id, m.message_id, m.body::text, m.seq FROM {self._s}.lm_messages m"
                     " JOIN unnest(%s::text[], %s::text[]) AS r(c, i) ON m.chat_id = r.c AND m.message_id = r.i"
@@ -371,7 +384,7 @@ class PostgresRecordStore:
         tenant, limit = check_tenant(tenant), check_limit(limit)
         if limit == 0:
             return []
-        with self._tx("window") as cur:
+        with self._autocommit("window") as cur:
             cur.execute(
                 f"SELECT body::text, seq FROM {self._s}.lm_messages WHERE tenant = %s AND user_id = %s"
                 " AND session_key = %s ORDER BY seq DESC LIMIT %s",
@@ -405,7 +418,7 @@ class PostgresRecordStore:
         if limit == 0:
             return []
         where, params = self._where(tenant, user_id, session_key, chat_id)
-        with self._tx("scan_messages") as cur:
+        with self._autocommit("scan_messages") as cur:
             cur.execute(
                 f"SELECT body::text, seq FROM {self._s}.lm_messages WHERE {where} AND seq > %s ORDER BY seq LIMIT %s",
                 (*params, after_seq, limit),
@@ -415,13 +428,13 @@ class PostgresRecordStore:
 
     def count_messages(self, tenant: str, *, user_id: str | None = None, session_key: str | None = None) -> int:
         where, params = self._where(check_tenant(tenant), user_id, session_key, None)
-        with self._tx("count_messages") as cur:
+        with self._autocommit("count_messages") as cur:
             cur.execute(f"SELECT COUNT(*) FROM {self._s}.lm_messages WHERE {where}", params)
             return int(cur.fetchone()[0])
 
     def delete_messages(self, tenant: str, *, user_id: str, session_key: str | None = None) -> list[MessageRef]:
         where, params = self._where(check_tenant(tenant), user_id, session_key, None)
-        with self._tx("delete_messages") as cur:
+        with self._autocommit("delete_messages") as cur:
             cur.execute(f"DELETE FROM {self._s}.lm_messages WHERE {where} RETURNING seq, chat_id, message_id", params)
             rows = sorted(cur.fetchall())
         logger.debug("postgres delete_messages tenant=%s user=%s deleted=%d", tenant, user_id, len(rows))
@@ -429,7 +442,7 @@ class PostgresRecordStore:
 
     def tenants(self) -> list[str]:
         """Every tenant that ever stored a message or document (deleting everything keeps it listed)."""
-        with self._tx("tenants") as cur:
+        with self._autocommit("tenants") as cur:
             cur.execute(f"SELECT tenant FROM {self._s}.lm_tenants ORDER BY tenant")
             return [r[0] for r in cur.fetchall()]
 
@@ -438,7 +451,7 @@ class PostgresRecordStore:
         tenant, limit = check_tenant(tenant), check_limit(limit)
         if limit == 0:
             return []
-        with self._tx("pending_index") as cur:
+        with self._autocommit("pending_index") as cur:
             cur.execute(
                 f"SELECT chat_id, message_id FROM {self._s}.lm_messages WHERE tenant = %s AND NOT indexed"
                 " ORDER BY seq LIMIT %s", (tenant, limit),
@@ -450,7 +463,7 @@ class PostgresRecordStore:
         pairs = [p for p in dict.fromkeys(pairs) if "\x00" not in p[0] + p[1]]
         if not pairs:
             return
-        with self._tx("mark_indexed") as cur:
+        with self._autocommit("mark_indexed") as cur:
             cur.execute(
                 f"UPDATE {self._s}.lm_messages m SET indexed = true FROM unnest(%s::text[], %s::text[]) AS r(c, i)"
                 " WHERE m.tenant = %s AND m.chat_id = r.c AND m.message_id = r.i AND NOT m.indexed",
@@ -484,7 +497,7 @@ class PostgresRecordStore:
         unique = [k for k in dict.fromkeys(keys) if isinstance(k, str) and "\x00" not in k]
         found: dict[str, dict[str, Any]] = {}
         if unique:
-            with self._tx("get_docs") as cur:
+            with self._autocommit("get_docs") as cur:
                 cur.execute(
                     f"SELECT key, body::text FROM {self._s}.lm_docs WHERE tenant = %s AND collection = %s"
                     " AND key = ANY(%s::text[])", (tenant, collection, unique),
@@ -499,7 +512,7 @@ class PostgresRecordStore:
         if limit == 0:
             return []
         where, params = _key_range(prefix, after)
-        with self._tx("list_docs") as cur:
+        with self._autocommit("list_docs") as cur:
             cur.execute(
                 f"SELECT key, body::text FROM {self._s}.lm_docs WHERE tenant = %s AND collection = %s{where}"
                 " ORDER BY key LIMIT %s", (tenant, collection, *params, limit),
@@ -508,7 +521,7 @@ class PostgresRecordStore:
 
     def delete_docs(self, tenant: str, collection: str, keys: Sequence[str] | None = None) -> int:
         tenant, collection = check_tenant(tenant), check_collection(collection)
-        with self._tx("delete_docs") as cur:
+        with self._autocommit("delete_docs") as cur:
             if keys is None:
                 cur.execute(f"DELETE FROM {self._s}.lm_docs WHERE tenant = %s AND collection = %s", (tenant, collection))
                 return cur.rowcount
@@ -524,7 +537,7 @@ class PostgresRecordStore:
     def count_docs(self, tenant: str, collection: str, *, prefix: str = "") -> int:
         tenant, collection = check_tenant(tenant), check_collection(collection)
         where, params = _key_range(prefix, "")
-        with self._tx("count_docs") as cur:
+        with self._autocommit("count_docs") as cur:
             cur.execute(
                 f"SELECT COUNT(*) FROM {self._s}.lm_docs WHERE tenant = %s AND collection = %s{where}",
                 (tenant, collection, *params),
