@@ -63,6 +63,20 @@ class TestPostgresWithRedisCache(RecordStoreConformance):
         return lambda: PostgresRecordStore(postgres_url, schema=postgres_schema, cache_url=redis_url, cache_prefix=redis_prefix)
 
 
+@pytest.mark.postgres
+@pytest.mark.redis
+class TestPostgresWithRedisClusterCache(RecordStoreConformance):
+    """The recent cache on a Redis Cluster (``redis+cluster://``) beside Postgres."""
+
+    @pytest.fixture
+    def opener(self, postgres_url: str, postgres_schema: str, redis_cluster_url: str, redis_cluster_prefix: str) -> Any:
+        from layered_memory.stores.postgres import PostgresRecordStore
+
+        return lambda: PostgresRecordStore(
+            postgres_url, schema=postgres_schema, cache_url=redis_cluster_url, cache_prefix=redis_cluster_prefix
+        )
+
+
 def test_a_suite_test_cannot_be_silently_overridden() -> None:
     with pytest.raises(TypeError, match=r"test_count_messages overrides a RecordStoreConformance test.*xfail"):
         type("TestCheating", (RecordStoreConformance,), {"test_count_messages": lambda self, store: None})

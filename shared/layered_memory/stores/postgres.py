@@ -119,7 +119,8 @@ class PostgresRecordStore:
         connect_timeout: seconds to connect, and to wait for a pooled connection when all are busy
             or the server is down (then ``BackendUnavailable``).
         statement_timeout: seconds a statement may run before the server cancels it (``BackendTimeout``).
-        cache_url: a Redis URL for the shared recent-message cache (``recent_cache``); None: no shared cache.
+        cache_url: a Redis URL (``redis://``, ``redis+cluster://``...) for the shared recent-message cache
+            (``recent_cache``); None: no shared cache.
         cache_prefix: the Redis key prefix of that cache.
     """
 
@@ -150,12 +151,12 @@ class PostgresRecordStore:
         )
         self._opened = False
         self._open_lock = threading.Lock()
-        self._cache_client: Any = None
         self.cache_prefix = cache_prefix
+        self._cache: Any = None  # a RedisRecordStore used for its recent cache only (any Redis URL, cluster too)
         if cache_url:
-            import redis
+            from .redis import RedisRecordStore
 
-            self._cache_client = redis.Redis.from_url(cache_url, socket_timeout=5, socket_connect_timeout=2)
+            self._cache = RedisRecordStore.from_url(cache_url, prefix=cache_prefix)
 
     @classmethod
     def from_url(cls, url: str, **kwargs: Any) -> PostgresRecordStore:
@@ -271,16 +272,12 @@ class PostgresRecordStore:
 
     def close(self) -> None:
         self._pool.close()
-        if self._cache_client is not None:
-            self._cache_client.close()
+        if self._cache is not None:
+            self._cache.close()
 
     def recent_cache(self, *, size: int, ttl: int) -> Any:
         """The seed's Redis cache when the store was given ``cache_url``, shared by every process; else None."""
-        if self._cache_client is None:
-            return None
-        from .redis_cache import RedisRecentCache
-
-        return RedisRecentCache(self._cache_client, prefix=self.cache_prefix, size=size, ttl=ttl)
+        return None if self._cache is None else self._cache.recent_cache(size=size, ttl=ttl)
 
     def _register(self, cur: Any, tenant: str) -> None:
         cur.execute(f"INSERT INTO {self._s}.lm_tenants (tenant) VALUES (%s) ON CONFLICT (tenant) DO NOTHING", (tenant,))
