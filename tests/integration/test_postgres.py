@@ -214,3 +214,26 @@ def test_restart_mid_ingest_loses_no_acknowledged_write_and_the_pool_recovers(po
     assert seqs == sorted(set(seqs))  # type: ignore[type-var]
     assert s.count_messages(A) == len(ids)
     s.close()
+
+
+def test_a_user_without_rights_gets_the_grant_to_ask_for(postgres_url, postgres_schema):
+    import psycopg
+
+    from postgres_server import DATABASE
+
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("DROP ROLE IF EXISTS lm_reader")
+        conn.execute("CREATE ROLE lm_reader LOGIN PASSWORD 'reader-pw'")
+        conn.execute(f"REVOKE CREATE ON DATABASE {DATABASE} FROM PUBLIC")
+    reader_url = postgres_url.replace("lm:lm-secret@", "lm_reader:reader-pw@")
+    s = store_for(reader_url, postgres_schema, connect_timeout=2)
+    try:
+        with pytest.raises(BackendError, match="GRANT CREATE ON DATABASE") as info:
+            s.setup()
+        assert info.value.backend == "postgres" and "lm_reader@127.0.0.1" in str(info.value)
+        assert "reader-pw" not in str(info.value)
+    finally:
+        s.close()
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute("DROP OWNED BY lm_reader")
+            conn.execute("DROP ROLE lm_reader")

@@ -206,6 +206,12 @@ class PostgresRecordStore:
                 f"PostgreSQL at {self.address} has no layered-memory tables in schema {self.schema!r} "
                 f"({_first_line(exc)}); call store.setup() first", backend="postgres", op=op,
             ) from exc
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise BackendError(
+                f"PostgreSQL at {self.address} refused {op} to this user ({_first_line(exc)}); grant it the rights on "
+                f"schema {self.schema!r} (GRANT CREATE ON DATABASE ... for setup, or create the schema and GRANT ALL ON "
+                "SCHEMA ... and its tables to the user)", backend="postgres", op=op,
+            ) from exc
         except psycopg.OperationalError as exc:
             text = _first_line(exc)
             raise BackendUnavailable(
