@@ -266,5 +266,9 @@ from .agents.cli import agent_group  # noqa: E402  (the agent group opens the en
 
 main.add_command(agent_group)
 
+from .topics.cli import topics_group  # noqa: E402
+
+main.add_command(topics_group)
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -153,6 +153,31 @@ class TopicSettings(_Section):
         return self
 
 
+class SummaryQualitySettings(_Section):
+    """Summary quality (seed 001, 3.2.3; ``layered_memory.evaluation``): the weights of the four
+    components, the LLM judge (only with a chat model), and the score below which a new summary is
+    written once more by the fallback (the extractive summary) and the better of the two kept
+    (``retry_below=0`` turns the retry off; ``enabled=False`` turns scoring off)."""
+
+    enabled: bool = True
+    coverage_weight: float = Field(0.3, ge=0)
+    coherence_weight: float = Field(0.2, ge=0)
+    relevance_weight: float = Field(0.2, ge=0)
+    llm_weight: float = Field(0.3, ge=0)
+    llm_judge: bool = True  # ask the chat model for a 0-10 rating (one call per summary version)
+    # coherence and title relevance with the engine's embedder (false: lexical proxies; ~7 ms per summary
+    # instead of ~0.1 s with USE, ~1.5 s with e5 on 2 busy cores: benchmarks/summaries.py)
+    embedder_proxies: bool = True
+    judge_max_chars: int = Field(12_000, ge=500)  # conversation text in the judge's prompt (the newest turns)
+    retry_below: float = Field(0.25, ge=0, le=1)  # measured on LoCoMo: benchmarks/summaries.py
+
+    @model_validator(mode="after")
+    def _check(self) -> SummaryQualitySettings:
+        if self.coverage_weight + self.coherence_weight + self.relevance_weight + self.llm_weight <= 0:
+            raise ValueError("the summary quality weights are all 0; give at least one component a positive weight")
+        return self
+
+
 class LayeredMemorySettings(BaseSettings):
     """All settings. Environment: ``LAYERED_MEMORY_<FIELD>`` and ``LAYERED_MEMORY_<SECTION>__<FIELD>``."""
 
@@ -172,3 +197,4 @@ class LayeredMemorySettings(BaseSettings):
     memory: MemorySettings = MemorySettings()
     context: ContextSettings = ContextSettings()
     topics: TopicSettings = TopicSettings()
+    summary_quality: SummaryQualitySettings = SummaryQualitySettings()

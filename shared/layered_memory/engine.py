@@ -62,7 +62,7 @@ class LayeredMemory:
 
     _ASYNC = (
         "add_message", "add_messages", "list_sessions", "get_messages", "get_session_messages", "clear_session", "search",
-        "get_context_for_user", "get_summary", "refresh_summary", "process", "reindex", "sync_index",
+        "get_context_for_user", "get_summary", "refresh_summary", "get_summary_quality", "evaluate_summary", "process", "reindex", "sync_index",
         "set_user_data", "get_user_data", "delete_user_data", "add_tool_result", "get_task_memory",
         "clear_task_memory", "create_task", "update_task", "complete_task", "list_tasks", "get_task", "optimize", "close",
         "doctor",
@@ -79,6 +79,8 @@ class LayeredMemory:
     # -- delegations: session summaries (seed 002) and user data, task memory, tasks ----------------
     get_summary = _delegate("_summaries", SessionSummaries, "get_summary")
     refresh_summary = _delegate("_summaries", SessionSummaries, "refresh_summary")
+    get_summary_quality = _delegate("_summaries", SessionSummaries, "get_summary_quality")
+    evaluate_summary = _delegate("_summaries", SessionSummaries, "evaluate_summary")
     set_user_data = _delegate("_user_data", UserData, "set_user_data")
     get_user_data = _delegate("_user_data", UserData, "get_user_data")
     delete_user_data = _delegate("_user_data", UserData, "delete_user_data")

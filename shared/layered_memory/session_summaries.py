@@ -4,6 +4,13 @@ A summary covers the messages of a session older than the short-term window. It 
 ``summary_threshold_messages - short_term_window`` older messages are not yet covered. With a chat
 model the summary is written by the model (in the conversation's language); without one, or when
 the model fails, an extractive summary picks the most central sentences.
+
+Each new version is scored (``layered_memory.evaluation``, seed 001 3.2.3) against the messages it
+covered (the previous summary standing in for older ones) and stored with its score; a model summary
+scoring below ``summary_quality.retry_below`` is replaced by the extractive one when that scores
+higher. ``get_summary_quality`` returns the score, the version and the scores of earlier versions.
+A refresh inside ``get_context_for_user`` (no chat model) leaves the score to the next ``process()``,
+so the request path never embeds the summary.
 """
 
 from __future__ import annotations
@@ -14,6 +21,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from .errors import InvalidInputError
+from .evaluation import SummaryEvaluator
 from .index.points import speaker
 from .models import Message, check_id, iso
 from .providers.base import ChatModel
@@ -26,6 +35,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 SUMMARIES = "summary"
+HISTORY = 20  # scores of earlier versions kept on the session's summary document
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 MAX_SENTENCE_CHARS = 220
 
@@ -99,6 +109,29 @@ def summarize(
     return extractive_summary(previous, messages, analyzer), "extractive"
 
 
+def evaluator(core: Any, prefix: str) -> SummaryEvaluator:
+    """The seed 3.2.3 evaluator with an engine runtime's analyzer, embedder, chat model and settings."""
+    return SummaryEvaluator(core.analyzer, embedder=core.embedder, model=core.chat_model,
+                            settings=core.settings.summary_quality, operation_prefix=prefix)
+
+
+def _checked(core: Any, previous: str, new: Sequence[Message], text: str, method: str) -> tuple[str, str, dict[str, Any]]:
+    """Score a new version; a model summary below ``retry_below`` is replaced by the extractive one
+    when that scores higher (the seed's fallback, one retry)."""
+    ev = evaluator(core, "session_")
+    basis: list[Any] = [previous, *new] if previous else list(new)
+    quality = ev.evaluate(text, basis, None)
+    if method != "llm" or quality["overall_score"] >= core.settings.summary_quality.retry_below:
+        return text, method, quality
+    alt = extractive_summary(previous, new, core.analyzer)
+    alt_quality = ev.evaluate(alt, basis, None)
+    attempts = [{"generation_method": method, "overall_score": quality["overall_score"]},
+                {"generation_method": "extractive", "overall_score": alt_quality["overall_score"]}]
+    if alt_quality["overall_score"] > quality["overall_score"]:
+        text, method, quality = alt, "extractive", alt_quality
+    return text, method, {**quality, "retried": True, "attempts": attempts}
+
+
 class SessionSummaries:
     """The running summary of each session of one handle (``mem.get_summary`` / ``refresh_summary``
     delegate here); every call acts on ``scope.user(user_id)``."""
@@ -117,9 +150,11 @@ class SessionSummaries:
         return doc["text"] if doc else None
 
     def refresh_summary(self, user_id: str | None, session_id: str, *, force: bool = False) -> str | None:
-        """Summarize the session's messages older than the window when enough are uncovered (or ``force``)."""
-        user_id = self._user(user_id)
-        session_id = check_id("session_id", session_id)  # type: ignore[assignment]
+        """Summarize the session's messages older than the window when enough are uncovered (or ``force``).
+        Each new version is scored and stored with its score (see ``get_summary_quality``)."""
+        return self._refresh(self._user(user_id), check_id("session_id", session_id), force=force, score=True)  # type: ignore[arg-type]
+
+    def _refresh(self, user_id: str, session_id: str, *, force: bool, score: bool) -> str | None:
         core = self._runtime
         mem_cfg = core.settings.memory
         key = f"{user_id}|{session_id}"
@@ -128,19 +163,85 @@ class SessionSummaries:
         uncovered_old = total - mem_cfg.short_term_window - doc["covered_count"]
         step = mem_cfg.summary_threshold_messages - mem_cfg.short_term_window
         if uncovered_old <= 0 or (not force and (total <= mem_cfg.summary_threshold_messages or uncovered_old < step)):
+            if score and doc.get("quality_pending"):
+                self._score_pending(key, doc, user_id, session_id)
             return doc["text"] or None
         new = core.records.scan_messages(
             self.tenant_id, user_id=user_id, session_key=session_id, after_seq=doc["covered_seq"], limit=uncovered_old
         )
         if not new:
             return doc["text"] or None
-        text, method = summarize(doc["text"], new, core.analyzer, core.chat_model)
+        previous = doc["text"]
+        text, method = summarize(previous, new, core.analyzer, core.chat_model)
+        quality = None
+        qs = core.settings.summary_quality
+        if qs.enabled and score:
+            text, method, quality = _checked(core, previous, new, text, method)
+        version = int(doc.get("version") or 0) + 1
+        history = list(doc.get("history") or [])
+        if doc.get("version"):
+            history.append({"version": doc["version"], "method": doc.get("method"), "updated": doc.get("updated"),
+                            "overall_score": (doc.get("quality") or {}).get("overall_score")})
         doc = {
-            "text": text, "method": method, "covered_seq": new[-1].seq or 0,
+            "text": text, "method": method, "covered_seq": new[-1].seq or 0, "from_seq": doc["covered_seq"], "span": len(new),
             "covered_count": doc["covered_count"] + len(new), "updated": iso(new[-1].create_time),
+            "version": version, "quality": quality, "quality_pending": qs.enabled and quality is None,
+            "previous": previous, "history": history[-HISTORY:],
         }
         core.records.put_docs(self.tenant_id, SUMMARIES, {key: doc})
         return text
+
+    def _score_pending(self, key: str, doc: dict[str, Any], user_id: str, session_id: str) -> None:
+        """Score a version written on the request path (``get_context_for_user``) without one."""
+        core = self._runtime
+        new = core.records.scan_messages(self.tenant_id, user_id=user_id, session_key=session_id,
+                                         after_seq=int(doc.get("from_seq") or 0), limit=max(1, int(doc.get("span") or doc["covered_count"])))
+        new = [m for m in new if (m.seq or 0) <= doc["covered_seq"]]
+        previous = doc.get("previous") or ""
+        basis: list[Any] = [previous, *new] if previous else new
+        doc = {**doc, "quality": evaluator(core, "session_").evaluate(doc["text"], basis, None), "quality_pending": False}
+        core.records.put_docs(self.tenant_id, SUMMARIES, {key: doc})
+
+    def get_summary_quality(self, user_id: str | None, session_id: str) -> dict[str, Any] | None:
+        """The session summary's score: ``{"version", "method", "updated", "quality", "history"}`` where
+        ``quality`` is the evaluator's result for the current version (None until ``process()`` scores a
+        version written by ``get_context_for_user``) and ``history`` the scores of earlier versions.
+        None when the session has no summary."""
+        session_id = check_id("session_id", session_id)  # type: ignore[assignment]
+        doc = self._runtime.records.get_docs(self.tenant_id, SUMMARIES, [f"{self._user(user_id)}|{session_id}"])[0]
+        if not doc:
+            return None
+        return {"version": int(doc.get("version") or 1), "method": doc.get("method"), "updated": doc.get("updated"),
+                "quality": doc.get("quality"), "history": list(doc.get("history") or [])}
+
+    def evaluate_summary(self, summary: str, messages: Sequence[Any], title: str | None = None) -> dict[str, Any]:
+        """Score any summary of ``messages`` (Messages, dicts with ``content``, or strings) on topic ``title``
+        (seed 001, 3.2.3) with this engine's analyzer, embedder and chat model (the judge's calls are
+        ``summary_evaluation`` in ``chat_model.usage``).
+
+        Returns:
+            ``{coverage, coherence, relevance, llm_evaluation, overall_score, weights, redistributed, details}``;
+            see ``layered_memory.evaluation``.
+
+        Raises:
+            InvalidInputError: ``summary`` or ``title`` not a string, ``messages`` not a list.
+
+        Example::
+
+            mem.evaluate_summary("Anna flies to Lisbon on May 14.", ["We fly to Lisbon on May 14!"], "Trip")["overall_score"]
+        """
+        if not isinstance(summary, str):
+            raise InvalidInputError("summary", summary, "must be a string", "pass the summary text")
+        if isinstance(messages, (str, bytes, dict)) or not isinstance(messages, Sequence):
+            raise InvalidInputError("messages", messages, "must be a list of Messages, dicts with 'content' or strings",
+                                    "wrap a single message in a list")
+        for i, m in enumerate(messages):
+            if not isinstance(m, (str, Message, dict)) or (isinstance(m, dict) and not isinstance(m.get("content", m.get("text")), str)):
+                raise InvalidInputError(f"messages[{i}]", m, "must be a Message, a dict with a 'content' string or a string",
+                                        "pass the message text")
+        if title is not None and not isinstance(title, str):
+            raise InvalidInputError("title", title, "must be a string or None", "pass the topic title")
+        return evaluator(self._runtime, "").evaluate(summary, messages, title)
 
     def current(self, user_id: str, session_id: str) -> str | None:
         """The session's summary, refreshed first when stale and no chat model is set (the
@@ -157,6 +258,6 @@ class SessionSummaries:
                 self.tenant_id, user_id=user_id, session_key=session_id, after_seq=doc["covered_seq"] if doc else 0, limit=need
             )
             if len(uncovered) >= need:
-                return self.refresh_summary(user_id, session_id)
+                return self._refresh(user_id, session_id, force=False, score=False)  # scored by the next process()
         return doc["text"] if doc else None
 

@@ -155,15 +155,21 @@ def test_summary_refreshes_past_the_threshold(mem):
     assert "Kubernetes" in ctx[0].content or "CrashLoopBackOff" in ctx[0].content
 
 
+# A model summary that keeps the session's facts: one that drops most of them scores below
+# summary_quality.retry_below and is replaced by the extractive summary (issue 16).
+MODEL_SUMMARY = ("Anna moves the backend to Kubernetes; the payments pod fails with CrashLoopBackOff. "
+                 "She goes on holiday to Kazan in June and to Shanghai by 高铁 next month.")
+
+
 def test_llm_summary_runs_in_process_and_falls_back(tmp_path):
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-    model = FakeListChatModel(responses=["Anna is migrating to Kubernetes; payments pod crashed."])
+    model = FakeListChatModel(responses=[MODEL_SUMMARY])
     with LayeredMemory.embedded(tmp_path, embedder="none", chat_model=model, settings=settings()) as m:
         m.add_messages([msg(i, t) for i, t in enumerate(TOPICS, 1)])
         assert m.get_summary("u1", "s1") is None  # a model call never runs inside get_context
         assert m.process()["summaries"] == 1
-        assert m.get_summary("u1", "s1") == "Anna is migrating to Kubernetes; payments pod crashed."
+        assert m.get_summary("u1", "s1") == MODEL_SUMMARY
 
 
 def test_issue11_summary_model_call_goes_through_one_protocol_and_meter(tmp_path):
@@ -178,16 +184,18 @@ def test_issue11_summary_model_call_goes_through_one_protocol_and_meter(tmp_path
 
         def complete(self, prompt, *, system=None, operation=None):
             seen.append(operation)
-            return Completion("Anna moves payments to Kubernetes." if operation == "session_summary" else "Title")
+            return Completion(MODEL_SUMMARY if operation == "session_summary" else "Title")
 
     with LayeredMemory.embedded(tmp_path, embedder="none", chat_model=Model(), settings=settings()) as m:
         m.add_messages([msg(i, t) for i, t in enumerate(TOPICS, 1)])
         m.process()
-        assert m.get_summary("u1", "s1") == "Anna moves payments to Kubernetes."
+        assert m.get_summary("u1", "s1") == MODEL_SUMMARY
         assert seen.count("session_summary") == 1 and None not in seen
         usage = m.chat_model.usage
         assert usage.by_operation["session_summary"].calls == 1
-        assert usage.calls == len(seen) and m.topics.usage["total"]["calls"] == len(seen) - 1
+        session_ops = [op for op in seen if op.startswith("session_")]  # the summary and its judge (issue 16)
+        assert session_ops == ["session_summary", "session_summary_evaluation"]
+        assert usage.calls == len(seen) and m.topics.usage["total"]["calls"] == len(seen) - len(session_ops)
 
 
 # -- search ----------------------------------------------------------------------------------

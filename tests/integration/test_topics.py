@@ -225,8 +225,9 @@ def test_no_embedder_threads_by_terms(tmp_path):
 
 
 def test_searches_and_context(tmp_path, embedder):
-    model = FakeListChatModel(responses=["Hiking", "Laptop", "Они решили взять палатки и идти по тропе у озера.",
-                                         "Ноутбук падает из-за драйвера видеокарты."])
+    judge = '{"score": 8, "reason": "keeps the facts"}'  # the summary judge answers after each summary (seed 3.2.3)
+    model = FakeListChatModel(responses=["Hiking", "Laptop", "They will bring tents and hike the mountain trail near the lake.", judge,
+                                         "The laptop crash comes from the graphics driver after the update.", judge])
     mem = build(tmp_path, embedder, model=model)
     ids = feed(mem, "c1", EN)
     mem.process()
@@ -235,7 +236,8 @@ def test_searches_and_context(tmp_path, embedder):
     mem.topics.summarize(laptop)
     res = mem.topics.topic_search("tents for the hiking trip", chat_id="c1", k=2, messages_per_topic=3)
     assert res.topics[0].topic_id == hiking
-    assert res.topics[0].summary.startswith("Они решили")
+    assert res.topics[0].summary.startswith("They will bring tents")
+    assert res.topics[0].summary_quality["llm_score"] == 0.8 and res.topics[0].summary_quality["overall_score"] > 0.3
     assert len(res.topics[0].messages) == 3
     assert "Hiking" in res.to_text() and res.to_dict()["topics"][0]["topic_id"] == hiking
     quick = mem.topics.quick_search("graphics driver crash", chat_id="c1", k=5)

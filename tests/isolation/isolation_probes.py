@@ -133,6 +133,8 @@ def p_context_with_victim_task(h, w, a): return h.get_context_for_user(uid(h), "
 def p_context_no_vector(h, w, a): return h.get_context_for_user(uid(h), S1, include_vector=False)
 @probe("engine", control=True)
 def p_get_summary(h, w, a): return [h.get_summary(uid(h), s) for s in SESSIONS]
+@probe("engine")
+def p_get_summary_quality(h, w, a): return [h.get_summary_quality(uid(h), s) for s in SESSIONS]  # scores, never text
 @probe("engine", control=True)
 def p_refresh_summary(h, w, a): return h.refresh_summary(uid(h), S1, force=True)
 @probe("engine")
@@ -175,6 +177,8 @@ def p_topics_get(h, w, a): return [h.topics.get(t) for t in w.topic_ids]
 def p_topics_summary(h, w, a): return [h.topics.summary(t) for t in w.topic_ids]
 @probe("engine", control=True)
 def p_topics_summaries(h, w, a): return [h.topics.summaries(t) for t in w.topic_ids]
+@probe("engine")
+def p_topics_evaluate_summary(h, w, a): return [h.topics.evaluate_summary(t) for t in w.topic_ids]
 @probe("engine", control=True)
 def p_topics_messages(h, w, a): return [h.topics.messages(t) for t in w.topic_ids]
 @probe("engine")

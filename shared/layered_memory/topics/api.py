@@ -27,15 +27,17 @@ from qdrant_client import models
 from .._async import async_twins
 from ..context import MemoryLine
 from ..errors import InvalidInputError, NotFoundError
+from ..evaluation import SummaryEvaluator
 from ..index.collection import IndexedCollection
 from ..index.points import message_point_id
 from ..models import Message, MessageRef, SearchResult, Topic, TopicSummary, check_id, check_refs, iso, parse_time, utcnow
 from ..retrieval.fusion import rrf
 from ..retrieval.plan import plan_search
+from ..session_summaries import evaluator as engine_evaluator
 from .cache import InProcessRecentCache, RecentCache
 from .llm import ModelCaller
 from .recall import MessageReader, short_term
-from .deep_search import TopicHit, TopicSearchResult, fuse_topics, summary_hit
+from .deep_search import TopicHit, TopicSearchResult, fuse_topics, quality_brief, summary_hit
 from .store import QUEUE, TOPIC_MSGS, TopicStore, seq_key
 from .summaries import Summarizer, due_by_schedule
 from .threading import Threader, sweep_idle
@@ -48,7 +50,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["Topics", "TopicRuntime"]
 
-TOPIC_OPS = ("topic_decision", "topic_title", "segment_summary", "merge_summary")
+TOPIC_OPS = ("topic_decision", "topic_title", "segment_summary", "merge_summary", "topic_summary_evaluation")
 
 
 def _make_cache(core: Runtime) -> RecentCache | None:
@@ -94,7 +96,16 @@ class TopicRuntime:
             core.index, core.indexer.collection, core.embedder, core.analyzer, core.indexer.encoder, core.settings.retrieval,
             ensured=True,  # the indexer created the message collection
         )
-        return Summarizer(self.store(tenant), core.analyzer, self.settings, self.caller(), collection)
+        quality = core.settings.summary_quality
+        return Summarizer(
+            self.store(tenant), core.analyzer, self.settings, self.caller(), collection,
+            evaluator=self.evaluator() if quality.enabled else None, retry_below=quality.retry_below,
+        )
+
+    def evaluator(self) -> SummaryEvaluator:
+        """The seed 3.2.3 evaluator with the engine's analyzer, embedder and chat model (the judge's
+        calls are ``topic_summary_evaluation`` in the usage meter)."""
+        return engine_evaluator(self.core, "topic_")
 
     # -- after each record write: fast, durable ------------------------------------------------------------
     def on_write(self, tenant: str, new: Sequence[Message]) -> None:
@@ -320,7 +331,7 @@ def _message_dict(m: Message) -> dict[str, Any]:
 class Topics:
     """The topic tier of one engine handle (tenant, optionally bound to a user)."""
 
-    _ASYNC = ("process", "get", "list", "messages", "topic_of", "recall", "summarize", "summary", "summaries",
+    _ASYNC = ("process", "get", "list", "messages", "topic_of", "recall", "summarize", "summary", "summaries", "evaluate_summary",
               "search_summaries", "quick_search", "topic_search", "close_idle")
 
     def __init__(self, core: Runtime, scope: Scope, process: Callable[[], dict[str, int]] | None = None) -> None:
@@ -465,6 +476,26 @@ class Topics:
         self._topic_doc(topic_id)
         return [_to_summary(d) for d in self.store.summaries(topic_id)]
 
+    def evaluate_summary(self, topic_id: str, *, version: int | None = None) -> dict[str, Any]:
+        """Score the topic's latest summary (or ``version``) against the messages it summarizes and the
+        topic's title (seed 001, 3.2.3): ``{coverage, coherence, relevance, llm_evaluation, overall_score,
+        weights, redistributed, details}``. With a chat model the judge is called (``topic_summary_evaluation``
+        in ``usage``); the score is not stored (new versions are scored when written: ``metadata["quality"]``).
+
+        Raises:
+            NotFoundError: an unknown topic, a topic without a summary, or a version that does not exist.
+        """
+        doc = self._topic_doc(topic_id)
+        versions = self.store.summaries(topic_id)
+        chosen = versions[-1] if versions and version is None else next((v for v in versions if v["version"] == version), None)
+        if chosen is None:
+            what = "has no summary yet; write one with mem.topics.summarize(topic_id)" if not versions else (
+                f"has no version {version}; versions are {[v['version'] for v in versions]}")
+            raise NotFoundError(f"topic_id={topic_id!r} {what}")
+        summarizer = self.rt.summarizer(self.tenant)
+        msgs, _ = summarizer.messages_until(doc, chosen.get("metadata", {}).get("last_message_id"))
+        return self.rt.evaluator().evaluate(chosen["content"], msgs, doc["title"])
+
     def _user_filter(self, user_id: str | None) -> str | None:
         return self.scope.owner(user_id)  # "" is refused, never "all users"; a bound handle names only its user
 
@@ -540,6 +571,7 @@ class Topics:
             out.append(TopicHit(
                 topic_id=tid, title=doc["title"], chat_id=doc["chat_id"], score=score,
                 summary=summ["content"] if summ else None, summary_version=int(doc.get("summary_version") or 0),
+                summary_quality=quality_brief(summ),
                 keywords=list((doc.get("keywords") or {}).keys()), start_time=doc["create_time"], end_time=doc["update_time"],
                 message_count=doc.get("message_count", 0), is_active=doc.get("is_active", True),
                 messages=[_message_dict(m) for m in msgs],

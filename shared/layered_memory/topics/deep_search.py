@@ -15,7 +15,7 @@ from typing import Any
 from ..models import SearchHit
 from ..retrieval.fusion import rrf
 
-__all__ = ["TopicHit", "TopicSearchResult", "summary_hit", "fuse_topics"]
+__all__ = ["TopicHit", "TopicSearchResult", "summary_hit", "fuse_topics", "quality_brief"]
 
 
 @dataclass
@@ -26,6 +26,7 @@ class TopicHit:
     score: float
     summary: str | None = None
     summary_version: int = 0
+    summary_quality: dict[str, Any] | None = None  # the stored score of that version (seed 3.2.3)
     keywords: list[str] = field(default_factory=list)
     start_time: str | None = None
     end_time: str | None = None
@@ -36,7 +37,8 @@ class TopicHit:
     def to_dict(self) -> dict[str, Any]:
         return {
             "topic_id": self.topic_id, "title": self.title, "chat_id": self.chat_id, "score": round(self.score, 6),
-            "summary": self.summary, "summary_version": self.summary_version, "keywords": self.keywords,
+            "summary": self.summary, "summary_version": self.summary_version, "summary_quality": self.summary_quality,
+            "keywords": self.keywords,
             "start_time": self.start_time, "end_time": self.end_time, "message_count": self.message_count,
             "is_active": self.is_active, "messages": self.messages,
         }
@@ -63,7 +65,8 @@ class TopicSearchResult:
             if t.keywords:
                 lines.append(f"   Keywords: {', '.join(t.keywords[:8])}")
             if t.summary:
-                lines.append(f"   Summary: {t.summary}")
+                q = (t.summary_quality or {}).get("overall_score")
+                lines.append(f"   Summary{f' (quality {q:.2f})' if q is not None else ''}: {t.summary}")
             for m in t.messages:
                 lines.append(f"   - [{(m.get('create_time') or '')[:16]}] {m.get('user_name') or m.get('role')}: {m.get('content')}")
         return "\n".join(lines)
@@ -77,10 +80,19 @@ def summary_hit(payload: dict[str, Any], score: float) -> SearchHit:
         snippet=(payload.get("text") or payload.get("content") or "")[:160],
         meta={
             "kind": "topic_summary", "topic_id": payload.get("topic_id"), "chat_id": payload.get("chat_id"),
-            "title": payload.get("title"), "version": payload.get("version"),
+            "title": payload.get("title"), "version": payload.get("version"), "quality": payload.get("quality"),
             "date": payload.get("timestamp") or payload.get("update_time"),
         },
     )
+
+
+def quality_brief(summary: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The stored score of a summary version (seed 3.2.3), without its details (None: written before scoring)."""
+    q = ((summary or {}).get("metadata") or {}).get("quality")
+    if not q:
+        return None
+    return {k: q.get(k) for k in ("overall_score", "coverage", "coherence", "relevance")} | {
+        "llm_score": (q.get("llm_evaluation") or {}).get("score"), "retried": bool(q.get("retried"))}
 
 
 def fuse_topics(summary_topics: list[str], message_topics: list[str], k: int, rrf_k: int = 60) -> list[tuple[str, float]]:

@@ -9,7 +9,10 @@ Generation (3.2.2): the topic's messages (the newest ``summary_max_messages``; t
 stands in for older ones) -> segments of ``segment_messages`` (also cut at long pauses) -> one
 summary per segment -> merged into one. If the model fails or none is configured, the simple
 summary is extractive: the most central sentences, quoted, so it keeps the users' language.
-Every run writes a new version; older versions stay in the RecordStore. The newest version is
+Each new version is scored (``layered_memory.evaluation``, seed 3.2.3) and stored with its score in
+``metadata.quality``; a model summary scoring below ``summary_quality.retry_below`` is written once
+more by the fallback (one segment instead of several, else the extractive summary) and the better of
+the two is kept (``metadata.quality.attempts``). Every run writes a new version; older versions stay in the RecordStore. The newest version is
 indexed as one point (``kind="topic_summary"``) in the engine's collection, with BM25 over title,
 keywords and text and the dense vector of the text, so keyword and vector search fuse in one query.
 """
@@ -24,6 +27,7 @@ from datetime import timedelta
 from typing import Any
 
 from ..config import TopicSettings
+from ..evaluation import SummaryEvaluator
 from ..index.points import point_id, speaker
 from ..models import Message, iso, parse_time, utcnow
 from ..retrieval.analyzer import Analyzer
@@ -100,20 +104,68 @@ class Summarizer:
 
     def __init__(
         self, store: TopicStore, analyzer: Analyzer, settings: TopicSettings, caller: ModelCaller, collection: IndexedCollection,
+        evaluator: SummaryEvaluator | None = None, retry_below: float = 0.0,
     ) -> None:
         self.store = store
         self.analyzer = analyzer
         self.settings = settings
         self.caller = caller
         self.coll = collection  # the engine's message collection: summaries are points of kind "topic_summary"
+        self.evaluator = evaluator  # scores each new version; None: no scoring, no retry
+        self.retry_below = retry_below
+
+    def _generate(self, title: str, segments: Sequence[Sequence[Message]], previous: str, msgs: Sequence[Message]) -> tuple[str, str]:
+        """(content, method): the model's segmented summary, or the simple (extractive) one."""
+        if self.caller.available:
+            try:
+                return llm_topic_summary(title, segments, previous, self.caller), "llm"
+            except Exception as exc:
+                logger.warning("topic summary model failed (%s); using the simple summary", type(exc).__name__)
+        return simple_summary(previous, msgs, self.analyzer), "simple"
+
+    def _checked(
+        self, title: str, segments: Sequence[Sequence[Message]], previous: str, msgs: Sequence[Message], content: str, method: str,
+    ) -> tuple[str, str, dict[str, Any]]:
+        """Score the new version; below ``retry_below`` write it once more by the seed's fallback (one
+        segment instead of several, else the simple summary) and keep the better of the two."""
+        assert self.evaluator is not None
+        quality = self.evaluator.evaluate(content, msgs, title)
+        if quality["overall_score"] >= self.retry_below or method != "llm":
+            return content, method, quality
+        alt_method = "llm_single_segment" if len(segments) > 1 else "simple"
+        try:
+            alt = llm_topic_summary(title, [list(msgs)], previous, self.caller) if len(segments) > 1 else ""
+        except Exception as exc:
+            logger.warning("topic summary retry failed (%s); using the simple summary", type(exc).__name__)
+            alt = ""
+        if not alt:
+            alt, alt_method = simple_summary(previous, msgs, self.analyzer), "simple"
+        alt_quality = self.evaluator.evaluate(alt, msgs, title)
+        attempts = [{"generation_method": method, "overall_score": quality["overall_score"]},
+                    {"generation_method": alt_method, "overall_score": alt_quality["overall_score"]}]
+        logger.info("topic summary scored %.3f < %.3f; retry by %s scored %.3f", quality["overall_score"], self.retry_below,
+                    alt_method, alt_quality["overall_score"])
+        if alt_quality["overall_score"] > quality["overall_score"]:
+            content, method, quality = alt, alt_method, alt_quality
+        return content, method, {**quality, "retried": True, "attempts": attempts}
 
     def _messages(self, topic: dict[str, Any]) -> tuple[list[Message], int]:
         rows = self.store.members(topic["topic_id"])
         total = len(rows)
-        rows = rows[-self.settings.summary_max_messages :]
+        return self._read(topic, rows[-self.settings.summary_max_messages :]), total
+
+    def messages_until(self, topic: dict[str, Any], last_message_id: str | None) -> tuple[list[Message], int]:
+        """The messages a version summarized: the newest ``summary_max_messages`` up to ``last_message_id``."""
+        rows = self.store.members(topic["topic_id"])
+        if last_message_id:
+            ends = [i for i, r in enumerate(rows) if r["id"] == last_message_id]
+            rows = rows[: ends[-1] + 1] if ends else rows
+        return self._read(topic, rows[-self.settings.summary_max_messages :]), len(rows)
+
+    def _read(self, topic: dict[str, Any], rows: Sequence[dict[str, Any]]) -> list[Message]:
         msgs = [m for m in self.store.records.get_messages(self.store.tenant, self.store.member_refs(topic, rows)) if m is not None]
         msgs.sort(key=lambda m: (m.create_time, m.seq or 0))
-        return msgs, total
+        return msgs
 
     def summarize(self, topic_id: str, trigger: str = "manual") -> dict[str, Any] | None:
         """Write a new summary version of the topic. Returns the summary document (None: no messages)."""
@@ -129,15 +181,11 @@ class Summarizer:
             prev = self.store.latest_summaries([topic]).get(topic_id)
             previous = prev["content"] if prev else ""
         t0 = time.perf_counter()
-        method = "llm"
-        if self.caller.available:
-            try:
-                content = llm_topic_summary(topic["title"], segment_messages(msgs, self.settings.segment_messages), previous, self.caller)
-            except Exception as exc:
-                logger.warning("topic summary model failed (%s); using the simple summary", type(exc).__name__)
-                content, method = simple_summary(previous, msgs, self.analyzer), "simple"
-        else:
-            content, method = simple_summary(previous, msgs, self.analyzer), "simple"
+        segments = segment_messages(msgs, self.settings.segment_messages)
+        content, method = self._generate(topic["title"], segments, previous, msgs)
+        quality = None
+        if self.evaluator is not None:
+            content, method, quality = self._checked(topic["title"], segments, previous, msgs, content, method)
         keywords = surface_keywords([m.content for m in msgs], self.analyzer, k=10)
         now = utcnow()
         version = int(topic.get("summary_version") or 0) + 1
@@ -151,6 +199,7 @@ class Summarizer:
                 "start_time": iso(msgs[0].create_time), "end_time": iso(msgs[-1].create_time),
                 "first_message_id": msgs[0].message_id, "last_message_id": msgs[-1].message_id,
                 "participants": sorted({speaker(m) for m in msgs}), "seconds": round(time.perf_counter() - t0, 4),
+                **({"quality": quality} if quality is not None else {}),
             },
         }
         self.store.put_summary(doc)
@@ -173,6 +222,7 @@ class Summarizer:
             "topic_id": d["topic_id"], "chat_id": d["chat_id"], "user_ids": list(d.get("user_ids") or []),
             "title": d["title"], "text": d["content"], "version": d["version"], "timestamp": d["update_time"],
             "lang": self.analyzer.detect_lang(d["content"]), "keywords": list(d.get("keywords") or {}),
+            "quality": ((d.get("metadata") or {}).get("quality") or {}).get("overall_score"),
         }
 
     def index_summaries(self, docs: Sequence[dict[str, Any]]) -> None:
