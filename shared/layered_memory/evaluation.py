@@ -143,6 +143,12 @@ class SummaryEvaluator:
         self.model = model if self.settings.llm_judge else None
         self.operation = f"{operation_prefix}summary_evaluation"
 
+    @classmethod
+    def for_runtime(cls, runtime: Any, operation_prefix: str = "") -> SummaryEvaluator:
+        """The evaluator of an engine's runtime: its analyzer, embedder, chat model and ``summary_quality`` settings."""
+        return cls(runtime.analyzer, embedder=runtime.embedder, model=runtime.chat_model,
+                   settings=runtime.settings.summary_quality, operation_prefix=operation_prefix)
+
     # -- the whole ----------------------------------------------------------------------------------
     def evaluate(self, summary: str, messages: Sequence[Any], title: str | None = None) -> dict[str, Any]:
         """Score ``summary`` of ``messages`` (Messages, dicts with ``content`` or strings) on topic ``title``.

@@ -109,16 +109,10 @@ def summarize(
     return extractive_summary(previous, messages, analyzer), "extractive"
 
 
-def evaluator(core: Any, prefix: str) -> SummaryEvaluator:
-    """The seed 3.2.3 evaluator with an engine runtime's analyzer, embedder, chat model and settings."""
-    return SummaryEvaluator(core.analyzer, embedder=core.embedder, model=core.chat_model,
-                            settings=core.settings.summary_quality, operation_prefix=prefix)
-
-
 def _checked(core: Any, previous: str, new: Sequence[Message], text: str, method: str) -> tuple[str, str, dict[str, Any]]:
     """Score a new version; a model summary below ``retry_below`` is replaced by the extractive one
     when that scores higher (the seed's fallback, one retry)."""
-    ev = evaluator(core, "session_")
+    ev = SummaryEvaluator.for_runtime(core, "session_")
     basis: list[Any] = [previous, *new] if previous else list(new)
     quality = ev.evaluate(text, basis, None)
     if method != "llm" or quality["overall_score"] >= core.settings.summary_quality.retry_below:
@@ -199,7 +193,7 @@ class SessionSummaries:
         new = [m for m in new if (m.seq or 0) <= doc["covered_seq"]]
         previous = doc.get("previous") or ""
         basis: list[Any] = [previous, *new] if previous else new
-        doc = {**doc, "quality": evaluator(core, "session_").evaluate(doc["text"], basis, None), "quality_pending": False}
+        doc = {**doc, "quality": SummaryEvaluator.for_runtime(core, "session_").evaluate(doc["text"], basis, None), "quality_pending": False}
         core.records.put_docs(self.tenant_id, SUMMARIES, {key: doc})
 
     def get_summary_quality(self, user_id: str | None, session_id: str) -> dict[str, Any] | None:
@@ -241,7 +235,7 @@ class SessionSummaries:
                                         "pass the message text")
         if title is not None and not isinstance(title, str):
             raise InvalidInputError("title", title, "must be a string or None", "pass the topic title")
-        return evaluator(self._runtime, "").evaluate(summary, messages, title)
+        return SummaryEvaluator.for_runtime(self._runtime).evaluate(summary, messages, title)
 
     def current(self, user_id: str, session_id: str) -> str | None:
         """The session's summary, refreshed first when stale and no chat model is set (the

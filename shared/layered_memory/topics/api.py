@@ -33,7 +33,6 @@ from ..index.points import message_point_id
 from ..models import Message, MessageRef, SearchResult, Topic, TopicSummary, check_id, check_refs, iso, parse_time, utcnow
 from ..retrieval.fusion import rrf
 from ..retrieval.plan import plan_search
-from ..session_summaries import evaluator as engine_evaluator
 from .cache import InProcessRecentCache, RecentCache
 from .llm import ModelCaller
 from .recall import MessageReader, short_term
@@ -105,7 +104,7 @@ class TopicRuntime:
     def evaluator(self) -> SummaryEvaluator:
         """The seed 3.2.3 evaluator with the engine's analyzer, embedder and chat model (the judge's
         calls are ``topic_summary_evaluation`` in the usage meter)."""
-        return engine_evaluator(self.core, "topic_")
+        return SummaryEvaluator.for_runtime(self.core, "topic_")
 
     # -- after each record write: fast, durable ------------------------------------------------------------
     def on_write(self, tenant: str, new: Sequence[Message]) -> None:
@@ -486,15 +485,7 @@ class Topics:
             NotFoundError: an unknown topic, a topic without a summary, or a version that does not exist.
         """
         doc = self._topic_doc(topic_id)
-        versions = self.store.summaries(topic_id)
-        chosen = versions[-1] if versions and version is None else next((v for v in versions if v["version"] == version), None)
-        if chosen is None:
-            what = "has no summary yet; write one with mem.topics.summarize(topic_id)" if not versions else (
-                f"has no version {version}; versions are {[v['version'] for v in versions]}")
-            raise NotFoundError(f"topic_id={topic_id!r} {what}")
-        summarizer = self.rt.summarizer(self.tenant)
-        msgs, _ = summarizer.messages_until(doc, chosen.get("metadata", {}).get("last_message_id"))
-        return self.rt.evaluator().evaluate(chosen["content"], msgs, doc["title"])
+        return self.rt.summarizer(self.tenant).evaluate_version(doc, version, self.rt.evaluator())
 
     def _user_filter(self, user_id: str | None) -> str | None:
         return self.scope.owner(user_id)  # "" is refused, never "all users"; a bound handle names only its user

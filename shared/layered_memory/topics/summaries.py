@@ -27,6 +27,7 @@ from datetime import timedelta
 from typing import Any
 
 from ..config import TopicSettings
+from ..errors import NotFoundError
 from ..evaluation import SummaryEvaluator
 from ..index.points import point_id, speaker
 from ..models import Message, iso, parse_time, utcnow
@@ -153,6 +154,21 @@ class Summarizer:
         rows = self.store.members(topic["topic_id"])
         total = len(rows)
         return self._read(topic, rows[-self.settings.summary_max_messages :]), total
+
+    def evaluate_version(self, topic: dict[str, Any], version: int | None, evaluator: SummaryEvaluator) -> dict[str, Any]:
+        """Score a stored version (the latest when ``version`` is None) against the messages it summarized.
+
+        Raises:
+            NotFoundError: the topic has no summary, or no such version.
+        """
+        versions = self.store.summaries(topic["topic_id"])
+        chosen = versions[-1] if versions and version is None else next((v for v in versions if v["version"] == version), None)
+        if chosen is None:
+            what = "has no summary yet; write one with mem.topics.summarize(topic_id)" if not versions else (
+                f"has no version {version}; versions are {[v['version'] for v in versions]}")
+            raise NotFoundError(f"topic_id={topic['topic_id']!r} {what}")
+        msgs, _ = self.messages_until(topic, (chosen.get("metadata") or {}).get("last_message_id"))
+        return evaluator.evaluate(chosen["content"], msgs, topic["title"])
 
     def messages_until(self, topic: dict[str, Any], last_message_id: str | None) -> tuple[list[Message], int]:
         """The messages a version summarized: the newest ``summary_max_messages`` up to ``last_message_id``."""
