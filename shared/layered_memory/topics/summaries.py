@@ -12,9 +12,10 @@ summary is extractive: the most central sentences, quoted, so it keeps the users
 Each new version is scored (``layered_memory.evaluation``, seed 3.2.3) and stored with its score in
 ``metadata.quality``; a model summary scoring below ``summary_quality.retry_below`` is written once
 more by the fallback (one segment instead of several, else the extractive summary) and the better of
-the two is kept (``metadata.quality.attempts``). Every run writes a new version; older versions stay in the RecordStore. The newest version is
-indexed as one point (``kind="topic_summary"``) in the engine's collection, with BM25 over title,
-keywords and text and the dense vector of the text, so keyword and vector search fuse in one query.
+the two is kept (``metadata.quality.attempts``). Every run writes a new version; older versions
+stay in the RecordStore. The newest version is indexed as one point (``kind="topic_summary"``) in
+the engine's collection, with BM25 over title, keywords and text and the dense vector of the text,
+so keyword and vector search fuse in one query.
 """
 
 from __future__ import annotations
