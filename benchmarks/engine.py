@@ -2,6 +2,7 @@
 
     python benchmarks/engine.py                 # 1k and 10k
     python benchmarks/engine.py --sizes 1000 10000 100000
+    python benchmarks/engine.py --writer        # + the background index writer against the inline path
 
 Embedded (SQLite + Qdrant Edge) and Redis (+ Qdrant Edge as the index), each in a temp dir.
 The engine is timed without the embedder: messages get real sentence vectors precomputed once by
@@ -145,6 +146,10 @@ def main() -> None:
     ap.add_argument("--samples", type=int, default=200)
     ap.add_argument("--backends", nargs="+", default=["embedded", "redis"])
     ap.add_argument("--optimize", action="store_true", help="also measure the vector context after mem.optimize() (HNSW) at 10k+")
+    ap.add_argument("--writer", action="store_true", help="then the background index writer rows (benchmarks/engine_writer.py)")
+    import engine_writer
+
+    engine_writer.add_arguments(ap)
     args = ap.parse_args()
     inner = default_embedder()
     if inner is None:
@@ -165,6 +170,8 @@ def main() -> None:
                 print(f"done {backend} {n}", file=sys.stderr)
     print(table(["backend", "messages", "fill rate", "add P50 ms", "add P95 ms", "context", "ctx P50 ms", "ctx P95 ms"], rows))
     print("\naims at 100k (excluding the embedder): add P95 < 2 ms, context P95 < 15 ms")
+    if args.writer:
+        engine_writer.run(args)
 
 
 if __name__ == "__main__":

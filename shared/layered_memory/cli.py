@@ -9,6 +9,7 @@ import importlib.resources
 import json
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -140,7 +141,11 @@ def ingest(ctx: click.Context, file: Any, batch: int) -> None:
         lines = [line for line in file if line.strip()]
     except UnicodeDecodeError as exc:
         raise click.ClickException(f"{file.name}: not UTF-8 text ({exc.reason} at byte {exc.start}); save the file as UTF-8") from None
-    with _open(ctx) as mem, tqdm(total=len(lines), unit="msg", file=sys.stderr, disable=len(lines) < 500) as bar:
+    quiet = len(lines) < 500
+    with _open(ctx) as mem, tqdm(total=len(lines), unit="msg", desc="stored ", file=sys.stderr, disable=quiet) as bar, \
+            tqdm(total=len(lines), unit="msg", desc="indexed", file=sys.stderr, disable=quiet, position=1) as indexed:
+        pending0 = mem.records.count_pending(mem.tenant_id)  # left by an earlier run: not this file's
+        t0 = time.perf_counter()
         for start in range(0, len(lines), batch):
             chunk = []
             for no, line in enumerate(lines[start : start + batch], start + 1):
@@ -155,7 +160,19 @@ def ingest(ctx: click.Context, file: Any, batch: int) -> None:
             except LayeredMemoryError as exc:
                 raise click.ClickException(f"batch starting at line {start + 1}: {exc}") from None
             bar.update(len(chunk))
-    click.echo(f"ingested {len(lines)} messages")
+            _progress(indexed, mem, start + len(chunk), pending0)
+        stored_s = time.perf_counter() - t0
+        while not mem.flush(timeout=0.5):  # the background writer embeds what is left
+            _progress(indexed, mem, len(lines), pending0)
+        _progress(indexed, mem, len(lines), pending0)
+    total = time.perf_counter() - t0
+    click.echo(f"ingested {len(lines)} messages: stored in {stored_s:.1f} s, indexed in {total:.1f} s ({len(lines) / max(total, 1e-9):.1f} msg/s)")
+
+
+def _progress(bar: Any, mem: LayeredMemory, stored: int, pending0: int) -> None:
+    """The indexed bar: what is stored minus what still waits in the outbox."""
+    bar.n = max(0, min(stored, stored - max(0, mem.records.count_pending(mem.tenant_id) - pending0)))
+    bar.refresh()
 
 
 @main.command()
@@ -260,6 +277,29 @@ def doctor(ctx: click.Context, repair: bool, as_json: bool) -> None:
         click.echo(("repaired; now " if report.get("repaired") else "") + state)
     if not report["ok"]:
         ctx.exit(1)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """The tenant's indexing: pending records per kind, index lag, failures and the last error, and the
+    HNSW state per vector collection. Opening the store checks it without indexing anything, so the
+    lag and errors are this process's; pending counts come from the record store (every process).
+
+    Example: layered-memory status
+    """
+    with _open(ctx, repair_index=False) as mem:
+        report = mem.status()
+    if as_json:
+        click.echo(json.dumps(report, ensure_ascii=False, indent=2, default=str))
+        return
+    click.echo(f"mode {report['mode']}; pending " + ", ".join(f"{k} {v}" for k, v in report["pending"].items()))
+    if "lag_seconds" in report:
+        click.echo(f"index lag {report['lag_seconds']} s (recent P50 {report['lag_p50_seconds']} s, P95 {report['lag_p95_seconds']} s); "
+                   f"failing {report['failing']}; last error {report['last_error'] or '-'}")
+    for name, h in report["hnsw"].items():
+        click.echo(f"  {name}: " + ", ".join(f"{k} {v}" for k, v in h.items() if v is not None))
 
 
 from .agents.cli import agent_group  # noqa: E402  (the agent group opens the engine via ctx.obj["open_memory"])

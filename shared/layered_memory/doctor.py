@@ -395,7 +395,9 @@ def open_check(tn: Tenant, *, repair: bool = True) -> dict[str, Any]:
         found["outbox"] = outbox
     if core.index is None:
         return _warn(tn, found, repair)
-    if repair:
+    if repair and core.deferred:  # pending messages (a crash, a close before the writer drained): the writer embeds them
+        core.background.notify(tenant)  # type: ignore[union-attr]
+    elif repair:
         core.indexer.flush(tenant)
     n_msgs = records.count_messages(tenant)
     n_pending = len(records.pending_index(tenant, limit=n_msgs + 1)) if n_msgs else 0

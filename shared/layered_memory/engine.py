@@ -65,7 +65,7 @@ class LayeredMemory:
         "get_context_for_user", "get_summary", "refresh_summary", "get_summary_quality", "evaluate_summary", "process", "reindex", "sync_index",
         "set_user_data", "get_user_data", "delete_user_data", "add_tool_result", "get_task_memory",
         "clear_task_memory", "create_task", "update_task", "complete_task", "list_tasks", "get_task", "optimize", "close",
-        "doctor",
+        "doctor", "flush", "status",
     )
 
     def __init__(self, core: Runtime, tenant: str = _DEFAULT, user_id: str | None = None) -> None:
@@ -332,16 +332,14 @@ class LayeredMemory:
                 # Summaries are derived data: the job list lives in memory (a lost job comes back with the
                 # session's next message), which spares the write path one store round trip.
                 core.summary_jobs.update((self.tenant_id, u, s) for u, s in sessions)
-                try:
-                    core.indexer.index_messages(self.tenant_id, new)
-                except Exception as exc:  # stored and pending: the next sync_index/process/start indexes them
-                    logger.warning("indexing failed (%s: %s); %d messages stay pending", type(exc).__name__, exc, len(new))
+                core.index_new_messages(self.tenant_id, new)
                 core.topics.on_write(self.tenant_id, new)  # queued for threading (mem.process / the worker)
             stored = {**existing, **{m.ref: m for m in new}}  # already stored: the stored record (idempotent)
             raced = [m.ref for m in batch if m.ref not in stored]  # written by another process since the read
             if raced:
                 stored.update({m.ref: m for m in core.records.get_messages(self.tenant_id, raced) if m is not None})
                 _refuse_foreign(batch, stored)
+        core.notify_writer(self.tenant_id, new)
         return [stored[m.ref] for m in msgs]
 
     def list_sessions(self, user_id: str | None, *, limit: int = 1000) -> list[str]:
@@ -524,10 +522,22 @@ class LayeredMemory:
 
     def sync_index(self) -> int:
         """Finish interrupted deletes, then index messages stored but not yet indexed (after a crash or
-        an embedder outage). Returns how many messages were indexed."""
+        an embedder outage; in the background mode the writer does, this waits for it). Returns how
+        many messages were indexed."""
         with self._core.write_lock:
             self._drain_outbox()
-            return self._core.indexer.flush(self.tenant_id)
+        return self._core.sync_index(self.tenant_id)
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until everything written so far is indexed, dense vectors included (the background
+        writer embeds them after ``add_message`` returns). False when ``timeout`` seconds passed first."""
+        return self._core.flush_index(timeout)
+
+    def status(self) -> dict[str, Any]:
+        """This tenant's indexing: ``mode``, ``pending`` per kind, ``lag_seconds`` (the oldest write not
+        yet indexed), lag P50/P95 of recent writes, ``failing`` and ``last_error``, ``hnsw`` per collection.
+        Refused on a handle bound to a user (it reports the whole tenant)."""
+        return self._core.index_status(self.scope)
 
     def reindex(self) -> int:
         """Rebuild this tenant's vector index from the RecordStore: messages, items, topic summaries and
@@ -563,7 +573,10 @@ class LayeredMemory:
         out: dict[str, float] = {}
         for name in sorted({core.indexer.collection, *core.ensured_collections}):
             t0 = time.perf_counter()
-            core.index.optimize(name)
+            if core.background is not None:  # recorded in status(); the write path does not wait on it
+                core.background.optimize(name)
+            else:
+                core.index.optimize(name)
             out[name] = round(time.perf_counter() - t0, 3)
         return out
 
@@ -572,6 +585,8 @@ class LayeredMemory:
         if core.closed:
             return
         core.closed = True
+        if core.background is not None:  # drain for up to writer.close_timeout; the rest waits for the next open
+            core.background.close(core.settings.writer.close_timeout)
         core.records.close()
         if core.index is not None:
             core.index.close()

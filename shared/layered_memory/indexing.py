@@ -87,6 +87,8 @@ class Indexer:
         self.encoder = encoder
         self.collection = collection
         self._upgraded: set[str] = set()  # tenants checked for the schema v2 point upgrade
+        # The previous turn each BM25-only point was written with (see index_sparse): refs, never texts.
+        self.previous_refs: dict[tuple[str, MessageRef], MessageRef | None] = {}
         if index is not None:
             index.ensure_collection(collection, dense_dim=embedder.dim if embedder else None, embedder=embedder.name if embedder else None)
 
@@ -114,25 +116,28 @@ class Indexer:
 
     def points(
         self, messages: Sequence[Message], previous: dict[MessageRef, Message | None] | None = None,
-        known: dict[MessageRef, list[float]] | None = None,
+        known: dict[MessageRef, list[float]] | None = None, *, texts: Sequence[str] | None = None, dense: bool = True,
     ) -> list[VectorPoint]:
         """Points of messages; ``previous`` maps a message's ref to the turn before it in its session,
-        ``known`` holds dense vectors already computed (only the others are embedded)."""
+        ``known`` holds dense vectors already computed (only the others are embedded), ``texts`` the
+        indexed texts when the caller has them. ``dense=False``: BM25 points without a dense vector
+        (what the write path stores before the background writer embeds)."""
         previous = previous or {}
         known = known or {}
-        texts = [self.indexed_text(m, previous.get(m.ref)) for m in messages]
-        dense: list[list[float] | None] = [known.get(m.ref) for m in messages]
-        todo = [i for i, v in enumerate(dense) if v is None]
-        if self.embedder is not None and todo:
+        if texts is None:
+            texts = [self.indexed_text(m, previous.get(m.ref)) for m in messages]
+        vectors: list[list[float] | None] = [known.get(m.ref) for m in messages]
+        todo = [i for i, v in enumerate(vectors) if v is None]
+        if dense and self.embedder is not None and todo:
             for i, v in zip(todo, self.embedder.embed_documents([texts[i] for i in todo])):
-                dense[i] = v
+                vectors[i] = v
         out = []
         for i, msg in enumerate(messages):
             out.append(
                 VectorPoint(
                     id=message_point_id(msg.tenant, msg.ref),
                     payload=message_payload(msg, self.analyzer.detect_lang(msg.content)),
-                    dense=dense[i] if self.embedder is not None else None,
+                    dense=vectors[i] if self.embedder is not None else None,
                     sparse=self.encoder.document(self.sparse_terms(msg, texts[i])),
                 )
             )
@@ -152,15 +157,22 @@ class Indexer:
         for key, group in groups.items():
             prev = carry.get(key)
             if prev is None:
-                first = group[0].seq or 0
-                window = self.records.window(tenant, user_id=key[0], session_key=key[1], limit=len(group) + 1)
-                older = [w for w in window if (w.seq or 0) < first]
-                prev = older[-1] if older else None
+                prev = self._turn_before(tenant, key, group[0].seq or 0, len(group) + 1)
             for m in group:
                 out[m.ref] = prev
                 prev = m
             carry[key] = group[-1]
         return out
+
+    def _turn_before(self, tenant: str, key: tuple[str, str], seq: int, limit: int) -> Message | None:
+        """The session's message just before ``seq``: the window past the batch, widened while the batch
+        is not the session's tail (the background writer catching up, a restart)."""
+        while True:
+            window = self.records.window(tenant, user_id=key[0], session_key=key[1], limit=limit)
+            older = [w for w in window if (w.seq or 0) < seq]
+            if older or len(window) < limit or limit >= 1_000_000:
+                return older[-1] if older else None
+            limit *= 4
 
     def index_messages(
         self, tenant: str, messages: Sequence[Message], carry: dict[tuple[str, str], Message] | None = None,
@@ -231,6 +243,19 @@ class Indexer:
             logger.info("tenant %s: %d message points moved to per-chat ids", tenant, done)
         return done
 
+    def index_sparse(self, tenant: str, messages: Sequence[Message]) -> None:
+        """The write path of the background mode: BM25 points of new messages (keyword search sees them
+        at once), no dense vector yet; the messages stay pending until ``MessageOutbox`` embeds them.
+        Each one's previous turn is remembered (by ref), so the dense vector embeds the very text BM25 indexed."""
+        if self.index is None or not messages:
+            return
+        previous = self.previous_turns(tenant, messages)
+        texts = [self.indexed_text(m, previous.get(m.ref)) for m in messages]
+        self.index.upsert(self.collection, self.points(messages, texts=texts, dense=False))
+        for m in messages:
+            prev = previous.get(m.ref)
+            self.previous_refs[(tenant, m.ref)] = prev.ref if prev is not None else None
+
     def delete_messages(self, tenant: str, refs: Sequence[MessageRef]) -> None:
         if self.index is not None and refs:
             self.index.delete(self.collection, ids=[message_point_id(tenant, r) for r in refs])
@@ -256,3 +281,66 @@ class Indexer:
             if orphans and delete:
                 self.index.delete(self.collection, ids=orphans)
         return found
+
+
+class MessageOutbox:
+    """The messages' outbox for the background writer: the record store's pending flag, set in the same
+    transaction as the message (``put_messages``), cleared once the message's full point is written.
+
+    ``index`` embeds outside the engine's write lock and writes under it: it reads the messages again
+    there, so a message deleted meanwhile gets no point back, and the payload is the stored one (a
+    topic set since is kept). Points are upserted whole: a search sees the BM25-only point or the
+    full one, never a half of either."""
+
+    name = "messages"
+
+    def __init__(self, indexer: Indexer, lock: Any) -> None:
+        self.indexer = indexer
+        self.lock = lock
+        self._carry: dict[tuple[str, str, str], MessageRef] = {}  # (tenant, user, session) -> the last message embedded
+
+    def count(self, tenant: str) -> int:
+        return self.indexer.records.count_pending(tenant)
+
+    def pending(self, tenant: str, limit: int) -> list[MessageRef]:
+        return self.indexer.records.pending_index(tenant, limit=limit)
+
+    def index(self, tenant: str, refs: Sequence[MessageRef]) -> int:
+        ix = self.indexer
+        if ix.index is None:
+            return 0
+        if ix._needs_upgrade(tenant):  # once per tenant after the schema 2 upgrade: the old path, under the lock
+            with self.lock:
+                return ix.flush(tenant)
+        msgs = [m for m in ix.records.get_messages(tenant, refs) if m is not None]
+        texts = self._texts(tenant, msgs)
+        vectors = ix.embedder.embed_documents([texts[m.ref] for m in msgs]) if ix.embedder is not None and msgs else []
+        known = {m.ref: v for m, v in zip(msgs, vectors)}
+        with self.lock:
+            fresh = [m for m in ix.records.get_messages(tenant, [m.ref for m in msgs]) if m is not None]
+            if fresh:
+                ix.index.upsert(ix.collection, ix.points(fresh, known=known, texts=[texts[m.ref] for m in fresh]))
+            ix.records.mark_indexed(tenant, list(refs))
+        for r in refs:
+            ix.previous_refs.pop((tenant, r), None)
+        return len(fresh)
+
+    def _texts(self, tenant: str, msgs: Sequence[Message]) -> dict[MessageRef, str]:
+        """The texts the BM25 points were written with: the previous turns the write path saw; after a
+        restart, found again (the batch follows the session in seq order, the last message of the
+        previous batch is carried by ref). Only refs outlive a batch: no other user's text stays in memory."""
+        ix = self.indexer
+        known = {m.ref: ix.previous_refs[(tenant, m.ref)] for m in msgs if (tenant, m.ref) in ix.previous_refs}
+        rest = [m for m in msgs if m.ref not in known]
+        carried = {(u, s): r for (t, u, s), r in self._carry.items() if t == tenant} if rest else {}
+        wanted = sorted({r for r in known.values() if r is not None} | set(carried.values()))
+        by_ref = {m.ref: m for m in ix.records.get_messages(tenant, wanted) if m is not None} if wanted else {}
+        previous: dict[MessageRef, Message | None] = {ref: by_ref.get(p) if p is not None else None for ref, p in known.items()}
+        if rest:
+            carry = {k: by_ref[r] for k, r in carried.items() if r in by_ref}
+            previous.update(ix.previous_turns(tenant, rest, carry))
+        for m in sorted(msgs, key=lambda m: m.seq or 0):
+            self._carry[(tenant, m.user_id, m.session_key)] = m.ref
+        if len(self._carry) > 10_000:
+            self._carry.clear()
+        return {m.ref: ix.indexed_text(m, previous.get(m.ref)) for m in msgs}

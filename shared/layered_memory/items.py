@@ -259,6 +259,8 @@ class Items:
         if core.index is not None and self.collection not in core.ensured_collections:
             self._coll.ensure()
             core.ensured_collections.add(self.collection)
+            if core.background is not None:
+                core.background.watch(self.collection)
 
     def with_fields(self, default_fields: Sequence[str]) -> Items:
         """The same items with other default JSON paths to index (the handle's own ``mem.items`` is shared)."""

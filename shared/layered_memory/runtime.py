@@ -6,20 +6,26 @@ shares, built once by ``build_runtime`` (``LayeredMemory.from_stores`` calls it)
 
 The wiring is explicit and one way: the facade calls the runtime's services, the services call the
 tiers below them (topics -> knowledge through one typed callback, set here), and no tier holds the
-facade. The order of a write: records (``engine.add_messages``) -> ``indexer.index_messages`` ->
+facade. The order of a write: records (``engine.add_messages``) -> ``index_new_messages`` (the BM25
+points; the ``background`` writer embeds later) ->
 ``topics.on_write`` (queue for threading); of a context: window -> ``searcher`` -> ``topics.memory_lines``
 -> ``knowledge.memory_lines``; of ``process()``: summaries -> ``topics.process`` -> ``knowledge.process``.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .config import LayeredMemorySettings
-from .errors import ConfigurationError
-from .indexing import MESSAGES, Indexer
+from .errors import ConfigurationError, InvalidInputError
+from .index import Scope
+from .index.background import BackgroundIndexer
+from .indexing import MESSAGES, Indexer, MessageOutbox
+from .models import Message
 from .providers.base import ChatModel, Embedder
 from .providers.tokens import get_token_counter
 from .retrieval.analyzer import Analyzer
@@ -32,6 +38,8 @@ if TYPE_CHECKING:
     from .agents.api import AgentRuntime
     from .knowledge.api import KnowledgeRuntime
     from .topics.api import TopicRuntime
+
+logger = logging.getLogger(__name__)
 
 _DEFAULT = "default"
 
@@ -95,6 +103,72 @@ class Runtime:
     ensured_collections: set[str] = field(default_factory=set)  # vector collections already created
     write_lock: threading.RLock = field(default_factory=threading.RLock)
     closed: bool = False
+    background: BackgroundIndexer | None = None  # the outboxes and their writer thread (None without a vector index)
+
+    @property
+    def deferred(self) -> bool:
+        """Whether new messages get their dense vectors from the background writer (else inline)."""
+        return self.background is not None and self.embedder is not None and self.settings.index_mode == "background"
+
+    def index_new_messages(self, tenant: str, new: Sequence[Message]) -> None:
+        """Index messages just stored (under the write lock). Background mode: their BM25 points now
+        (keyword search sees them when the add returns), the dense vectors from the writer; while the
+        writer builds an HNSW index (the Edge write lock is taken) the writer writes those too. Sync
+        mode or no embedder: the full points now. A failure leaves them pending (the outbox)."""
+        try:
+            if not self.deferred:
+                self.indexer.index_messages(tenant, new)
+            elif self.background.optimizing.acquire(blocking=False):  # type: ignore[union-attr]
+                try:
+                    self.indexer.index_sparse(tenant, new)
+                finally:
+                    self.background.optimizing.release()  # type: ignore[union-attr]
+        except Exception as exc:  # stored and pending: the writer, sync_index or the next open indexes them
+            logger.warning("indexing failed (%s: %s); %d messages stay pending", type(exc).__name__, exc, len(new))
+
+    def notify_writer(self, tenant: str, new: Sequence[Message]) -> None:
+        """After the write lock is released: wake the writer for the messages' dense vectors."""
+        if self.deferred and new:
+            self.background.notify(tenant, [m.ref for m in new])  # type: ignore[union-attr]
+
+    def flush_index(self, timeout: float | None = None) -> bool:
+        """Wait until everything written before the call is indexed (dense vectors included); False
+        on timeout. Refused under the write lock: the writer needs it for its last step."""
+        if self.background is None:
+            return True
+        if self.write_lock._is_owned():  # type: ignore[attr-defined]
+            raise InvalidInputError(
+                "flush", "inside a write", "cannot wait for the index writer while holding the engine's write lock",
+                "call flush() outside hooks and write callbacks",
+            )
+        if not self.deferred:
+            return True
+        return self.background.flush(timeout)
+
+    def sync_index(self, tenant: str) -> int:
+        """Index the tenant's pending messages now (sync mode) or wait for the writer to (background)."""
+        if not self.deferred:
+            with self.write_lock:
+                return self.indexer.flush(tenant)
+        self.flush_index(0)  # refuses under the write lock
+        before = self.records.count_pending(tenant)
+        self.background.notify(tenant)  # type: ignore[union-attr]
+        self.background.settle()  # type: ignore[union-attr]  # a record the embedder keeps refusing does not hang process()
+        return max(0, before - self.records.count_pending(tenant))
+
+    def index_status(self, scope: Scope) -> dict[str, Any]:
+        if scope.bound_user:
+            raise InvalidInputError(
+                "status", scope.bound_user, "reports the whole tenant; a handle bound to a user cannot read it",
+                "run it on the unbound engine (mem or mem.tenant(name))",
+            )
+        tenant = scope.tenant
+        mode = "background" if self.deferred else "sync" if self.embedder is not None else "sync (no embedder: BM25 only)"
+        if self.index is None:
+            mode = "none (no vector index: BM25 over the record store)"
+        if self.background is None:
+            return {"mode": mode, "pending": {"messages": self.records.count_pending(tenant)}, "hnsw": {}}
+        return {"mode": mode, **self.background.status(tenant)}
 
     @property
     def agents(self) -> AgentRuntime:
@@ -143,6 +217,11 @@ def build_runtime(
     from .knowledge.api import KnowledgeRuntime
     from .topics.api import TopicRuntime
 
+    if index is not None:
+        bg = BackgroundIndexer(settings.writer, index)
+        bg.add_source(MessageOutbox(indexer, core.write_lock))
+        bg.watch(collection)
+        core.background = bg
     core.topics = TopicRuntime(core)  # topic threading, mid-term summaries (seed 001, 2-3)
     core.knowledge = KnowledgeRuntime(core, core.topics)  # the long-term tier (seed 001, 4)
     core.topics.on_summary = core.knowledge.on_summary  # each new topic summary queues an extraction

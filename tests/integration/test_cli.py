@@ -26,7 +26,7 @@ def run(tmp_path):
     return invoke
 
 
-@pytest.mark.parametrize("command", [[], ["demo"], ["ingest"], ["search"], ["context"], ["reindex"], ["optimize"], ["agent"]])
+@pytest.mark.parametrize("command", [[], ["demo"], ["ingest"], ["search"], ["context"], ["reindex"], ["optimize"], ["status"], ["agent"]])
 def test_help(command):
     result = CliRunner().invoke(main, [*command, "--help"])
     assert result.exit_code == 0 and "Usage:" in result.output

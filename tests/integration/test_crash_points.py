@@ -55,7 +55,9 @@ class HashEmbedder:
 
 
 def settings() -> LayeredMemorySettings:
-    s = LayeredMemorySettings()
+    # Kill points count the writes of one operation: inline indexing keeps them deterministic (the
+    # background writer's own kill test is in test_background_writer.py).
+    s = LayeredMemorySettings(index_mode="sync")
     s.topics.summary_every_messages = 3  # process() writes topic summaries (points) too
     s.topics.similarity_floor, s.topics.similarity_topical = 0.0, 0.8
     return s

@@ -201,6 +201,7 @@ def test_issue11_summary_model_call_goes_through_one_protocol_and_meter(tmp_path
 # -- search ----------------------------------------------------------------------------------
 def test_search_routes_and_snippets(vmem):
     vmem.add_messages([msg(i, t) for i, t in enumerate(TOPICS, 1)])
+    assert vmem.flush(120)  # the dense route needs the writer's vectors
     for route in ("hybrid", "bm25", "dense"):
         res = vmem.search("payments pod CrashLoopBackOff", k=3, route=route)
         assert res.route_used == route

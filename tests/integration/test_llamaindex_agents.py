@@ -31,6 +31,7 @@ def mem(tmp_path):
         {"message_id": "b-old-1", "chat_id": "tg:2", "user_id": "u2", "role": "user", "content": "I live in Lisbon, my PIN is 9911",
          "create_time": "2024-03-02T10:00:00Z"},
     ])
+    assert m.flush(120)  # the conversation memory block searches dense vectors too
     m.set_user_data("u1", {"name": "Ann"})
     m.for_user("u1").create_task(None, "Renew passport", task_id="t1")
     m.for_user("u2").create_task(None, "Bob's secret task", task_id="t2")

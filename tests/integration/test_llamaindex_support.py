@@ -67,6 +67,7 @@ def seed(mem: LayeredMemory) -> None:
     mem.add_messages([
         {"message_id": i, "chat_id": c, "user_id": u, "role": r, "content": t, "create_time": ts} for i, c, u, r, t, ts in HISTORY
     ])
+    assert mem.flush(120)  # the dense vectors too: tests rank by meaning right after seeding
 
 
 @functools.lru_cache(maxsize=1)

@@ -251,6 +251,7 @@ def test_schema_1_store_moves_points_without_embedding_again(tmp_path: Any, embe
     _old_points(index, embedder, old)
     counting = CountingEmbedder(embedder)
     mem = LayeredMemory.from_stores(SQLiteRecordStore(path), index, embedder=counting, settings=settings())
+    assert mem.flush(120)  # the open handed the upgrade to the index writer
     assert counting.documents == 0  # vectors moved, not recomputed
     hits, _ = index.scroll(mem._core.indexer.collection, limit=100)
     assert sorted(h.id for h in hits) == sorted(message_point_id("default", m.ref) for m in old)

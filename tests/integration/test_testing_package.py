@@ -14,6 +14,7 @@ def test_hash_embedder_drives_dense_search(tmp_path) -> None:
             {"message_id": "m2", "chat_id": "c2", "user_id": "u", "content": "The payments pod is in CrashLoopBackOff"},
             {"message_id": "m3", "chat_id": "c3", "user_id": "u", "content": "Buy oat milk and bread"},
         ])
+        assert mem.flush(120)
         res = mem.search("hiking trail by the lake", route="dense", k=1)
         assert res.route_used == "dense" and [h.id for h in res.hits] == ["m1"]
     with LayeredMemory.embedded(tmp_path, embedder=HashEmbedder(dim=48)) as again:  # same name and dim: reopens

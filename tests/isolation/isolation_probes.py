@@ -147,6 +147,10 @@ def p_get_task_memory(h, w, a): return [h.get_task_memory(t) for t in TASK_IDS]
 def p_list_tasks(h, w, a): return h.list_tasks(uid(h))
 @probe("engine", control=True)
 def p_get_task(h, w, a): return h.get_task(uid(h), TASK)
+@probe("engine")
+def p_index_status(h, w, a): return h.status()  # counts and errors of the handle's own tenant (refused when bound)
+@probe("engine")
+def p_index_flush(h, w, a): return [h.flush(30), run_async(h.aflush(30))]
 
 
 # == engine: items ==========================================================================================

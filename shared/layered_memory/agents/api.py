@@ -66,7 +66,7 @@ class AgentRuntime:
             )
         return cls(AgentStore(
             core.records, core.index, core.embedder, core.analyzer, core.indexer.encoder,
-            collection_prefix=core.settings.qdrant.collection_prefix, lock=core.write_lock,
+            collection_prefix=core.settings.qdrant.collection_prefix, lock=core.write_lock, background=core.background,
         ))
 
 
@@ -399,7 +399,7 @@ class Agent:
         on the request path; without it search is exact, which stays fast for filtered queries. Returns True
         when anything changed; False on backends that optimize by themselves (a Qdrant server)."""
         self._store.ensure(self.info)
-        return self._store.index.optimize(self.info.collection)
+        return self._store.optimize(self.info.collection)
 
     # -- reads ----------------------------------------------------------------------------------
     def count(self, filters: Mapping[str, Any] | None = None) -> int:

@@ -36,6 +36,7 @@ from ..providers.base import Embedder
 from ..retrieval.analyzer import Analyzer
 from ..retrieval.bm25 import BM25Encoder
 from ..config import RetrievalSettings
+from ..index.background import BackgroundIndexer
 from ..index.collection import IndexedCollection
 from ..index.filters import Eq, FilterSpec
 from ..retrieval.plan import build_filter
@@ -122,6 +123,7 @@ class AgentStore:
         *,
         collection_prefix: str,
         lock: threading.RLock,
+        background: BackgroundIndexer | None = None,
     ) -> None:
         self.records = records
         self.index = index
@@ -130,6 +132,10 @@ class AgentStore:
         self.encoder = encoder
         self.prefix = collection_prefix
         self.lock = lock
+        # The index writer keeps the agents' HNSW indexes up (its thread builds them); only its HNSW calls are kept.
+        self._watch = background.watch if background is not None else None
+        self._check = background.check_optimize if background is not None else None
+        self._optimize = background.optimize if background is not None else None
         self.ensured: set[str] = set()
 
     # -- registry -------------------------------------------------------------------------------
@@ -187,6 +193,19 @@ class AgentStore:
         name = self.embedder.name if self.embedder is not None else None
         self.index.ensure_collection(info.collection, dense_dim=dim, embedder=name)  # type: ignore[call-arg]
         self.ensured.add(info.collection)
+        if self._watch is not None:
+            self._watch(info.collection)
+
+    def optimize(self, collection: str) -> bool:
+        """Build the collection's HNSW index now (recorded in ``status()``; adds do not wait on it)."""
+        if self._optimize is not None:
+            return self._optimize(collection)
+        return self.index.optimize(collection)
+
+    def check_optimize(self) -> None:
+        """Ask the index writer to build the HNSW indexes that passed its threshold (in its thread)."""
+        if self._check is not None:
+            self._check()
 
     def list(self, tenant: str, user_id: str | None = None) -> list[AgentInfo]:
         out: list[AgentInfo] = []
@@ -255,6 +274,7 @@ class AgentStore:
                 self.records.delete_docs(scope.tenant, scope.docs, list(docs))
                 raise
             self.touch(scope, info)
+        self.check_optimize()
 
     def _check_ids(self, scope: AgentScope, info: AgentInfo, items: Sequence[Interaction]) -> None:
         """An interaction_id already stored under another timestamp would leave two documents for one point."""

@@ -24,6 +24,11 @@ from dataclasses import dataclass, field
 logger = logging.getLogger(__name__)
 
 
+class RetryLater(Exception):
+    """Raised by ``drain`` when only work waiting for its retry time is left: the writer backs off
+    quietly (the failure itself was reported where it happened)."""
+
+
 @dataclass(slots=True)
 class WriterStatus:
     running: bool
@@ -130,7 +135,8 @@ class IndexWriter:
                     self._last_error_at = time.time()
                 lo, hi = self._backoff
                 delay = min(hi, max(lo, delay * 2 if delay else lo))
-                logger.warning("index writer: %s; retrying in %.2f s (the outbox keeps the batch)", self._last_error, delay)
+                log = logger.debug if isinstance(exc, RetryLater) else logger.warning
+                log("index writer: %s; retrying in %.2f s (the outbox keeps the batch)", self._last_error, delay)
                 continue
             delay = 0.0
             with self._cond:
@@ -144,4 +150,4 @@ class IndexWriter:
                     self._cond.notify_all()
 
 
-__all__ = ["IndexWriter", "WriterStatus"]
+__all__ = ["IndexWriter", "RetryLater", "WriterStatus"]

@@ -84,6 +84,9 @@ class RecordStore(Protocol):
     def pending_index(self, tenant: str, limit: int = 1000) -> list[MessageRef]:
         """Messages stored but not yet confirmed indexed (crash recovery), oldest first."""
 
+    def count_pending(self, tenant: str) -> int:
+        """How many messages ``pending_index`` would return without a limit (the writer's backlog)."""
+
     def mark_indexed(self, tenant: str, refs: Sequence[MessageRef]) -> None: ...
 
     def mark_all_pending(self, tenant: str) -> int:
@@ -220,6 +223,10 @@ class VectorIndex(Protocol):
     def set_payload(self, name: str, ids: Sequence[str], payload: Mapping[str, Any]) -> None: ...
 
     def size_bytes(self, name: str) -> int: ...
+
+    def info(self, name: str) -> dict[str, Any]:
+        """``points``, ``segments``, ``indexed_vectors`` (vectors inside an ANN index), ``payload_indexes``
+        ({field: type}) and ``schema``."""
 
     def optimize(self, name: str) -> bool:
         """Maintenance: build the ANN index of the collection (see :data:`MANUAL_OPTIMIZE`). Returns True

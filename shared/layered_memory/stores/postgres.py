@@ -461,6 +461,12 @@ class PostgresRecordStore:
             )
             return [MessageRef(*r) for r in cur.fetchall()]
 
+    def count_pending(self, tenant: str) -> int:
+        tenant = check_tenant(tenant)
+        with self._autocommit("count_pending") as cur:
+            cur.execute(f"SELECT COUNT(*) FROM {self._s}.lm_messages WHERE tenant = %s AND NOT indexed", (tenant,))
+            return int(cur.fetchone()[0])
+
     def mark_indexed(self, tenant: str, refs: Sequence[MessageRef]) -> None:
         tenant, pairs = check_tenant(tenant), ref_pairs(refs)
         pairs = [p for p in dict.fromkeys(pairs) if "\x00" not in p[0] + p[1]]

@@ -518,6 +518,11 @@ class RedisRecordStore:
         with self._errors("pending_index"):
             return [_ref(i) for i in self.client.zrange(base + "pend", 0, limit - 1)]
 
+    def count_pending(self, tenant: str) -> int:
+        base = self._base(tenant)
+        with self._errors("count_pending"):
+            return int(self.client.zcard(base + "pend"))
+
     def mark_indexed(self, tenant: str, refs: Sequence[MessageRef]) -> None:
         base = self._base(tenant)
         members = [_member(*pair) for pair in ref_pairs(refs)]

@@ -458,6 +458,11 @@ class SQLiteRecordStore:
             ).fetchall()
         return [MessageRef(*r) for r in rows]
 
+    def count_pending(self, tenant: str) -> int:
+        tenant = check_tenant(tenant)
+        with self._read("count_pending") as conn:
+            return int(conn.execute("SELECT COUNT(*) FROM messages WHERE tenant = ? AND indexed = 0", (tenant,)).fetchone()[0])
+
     def mark_indexed(self, tenant: str, refs: Sequence[MessageRef]) -> None:
         tenant = check_tenant(tenant)
         with self._write("mark_indexed") as conn:

@@ -290,12 +290,14 @@ class RecordStoreConformance:
         assert mids(store.pending_index(A, limit=2)) == ["m0", "m1"]
         store.mark_indexed(A, refs(["m1", "m3", "unknown"]))
         assert mids(store.pending_index(A)) == ["m0", "m2", "m4"]
+        assert store.count_pending(A) == 3 and store.count_pending(B) == 0
         store.put_messages(A, [msg("m1")])  # a duplicate put does not re-queue
         store.update_messages(A, [msg("m3", topic_id="t1")])
         assert mids(store.pending_index(A)) == ["m0", "m2", "m4"]
         store.mark_indexed(A, [])
         assert store.mark_all_pending(A) == 5
         assert mids(store.pending_index(A)) == [f"m{i}" for i in range(5)]
+        assert store.count_pending(A) == 5
         assert store.mark_all_pending(B) == 0
 
 
