@@ -176,7 +176,8 @@ class BackgroundIndexer:
         fresh = [k for k in keys if k not in failed]
         if fresh:
             return fresh[:size], bool(failed)
-        ready = [k for k in keys if failed[k].until <= now]
+        # Longest-waiting first: a record that fails at every try must not starve the others whose batch it shared.
+        ready = sorted((k for k in keys if failed[k].until <= now), key=lambda k: failed[k].until)
         if not ready:
             return [], bool(set(keys) & failed.keys())
         return ready[: max(1, min(size, failed[ready[0]].batch // 2))], True
