@@ -211,7 +211,7 @@ def build_runtime(
     searcher = SearchService(records, index, emb, analyzer, encoder, collection, r)
     core = Runtime(
         settings=settings, records=records, index=index, embedder=emb, chat_model=_resolve_chat_model(chat_model),
-        analyzer=analyzer, indexer=indexer, searcher=searcher, count_tokens=get_token_counter(settings.context.encoding),
+        analyzer=analyzer, indexer=indexer, searcher=searcher, count_tokens=get_token_counter(settings.context.encoding, lazy=True),
         sessions=SessionRegistry(records),
     )
     from .knowledge.api import KnowledgeRuntime

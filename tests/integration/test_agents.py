@@ -63,8 +63,11 @@ def test_checks_collection_exists_and_creates_if_missing(mem):
 
 def test_collection_config_has_payload_indexes(edge_mem):
     """Конфигурация collection: payload indexes on task_id, timestamp, success, interaction_type (Edge keeps real
-    indexes; in local mode they are no-ops, so this runs on Edge)."""
+    indexes; in local mode they are no-ops, so this runs on Edge). Edge creates them once a collection holds
+    ``index_at_points`` points (a new store opens fast) or at ``optimize()``, the maintenance call."""
     agent = edge_mem.agents.create("123", "coder")
+    agent.add_interaction("ran pytest", interaction_type="tool_call", task_id="t-1", success=False)
+    edge_mem.index.optimize(agent.collection)
     indexes = edge_mem.index.info(agent.collection)["payload_indexes"]
     for field in ("task_id", "timestamp", "success", "interaction_type", "tenant"):
         assert field in indexes, indexes

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from layered_memory.errors import BackendUnavailable, InvalidInputError, SchemaMismatch
-from layered_memory.stores.base import VectorIndex
+from layered_memory.stores.base import PAYLOAD_INDEXES, VectorIndex
 from layered_memory.stores.qdrant_edge import QdrantEdgeVectorIndex
 from layered_memory.stores.qdrant_server import QdrantVectorIndex
 from layered_memory.testing import VectorIndexConformance
@@ -82,7 +82,7 @@ def test_edge_filter_top_level_equals_per_prefetch(both):
 
 def test_edge_reopen_keeps_data_and_indexes(tmp_path):
     root = tmp_path / "vectors"
-    index = QdrantEdgeVectorIndex(root)
+    index = QdrantEdgeVectorIndex(root, index_at_points=0)
     index.ensure_collection(COL, dense_dim=DIM, embedder="e")
     index.upsert(COL, DATA.points)
     before = index.info(COL)
@@ -101,6 +101,45 @@ def test_edge_reopen_keeps_data_and_indexes(tmp_path):
     with pytest.raises(SchemaMismatch):
         again.ensure_collection(COL, dense_dim=DIM * 2)
     again.close()
+
+
+def test_edge_payload_indexes_wait_for_the_threshold_then_persist(tmp_path):
+    """A new collection is created without payload indexes (each one costs a sync to disk); the upsert that
+    takes it to ``index_at_points`` creates them all, filtered results are the same before and after, and a
+    reopen of an indexed collection finds them instead of creating them again."""
+    root = tmp_path / "vectors"
+    index = QdrantEdgeVectorIndex(root, index_at_points=N // 2)
+    index.ensure_collection(COL, dense_dim=DIM)
+    assert index.info(COL)["payload_indexes"] == {}
+    index.upsert(COL, DATA.points[: N // 4])
+    flt = FILTERS["combined"][0]
+    before = sorted(h.id for h in scroll_all(index, flt))
+    assert index.info(COL)["payload_indexes"] == {}
+    index.upsert(COL, DATA.points[N // 4 :])
+    made = index.info(COL)["payload_indexes"]
+    assert set(made) == set(PAYLOAD_INDEXES) and made["success"] == "integer"
+    assert set(before) <= {h.id for h in scroll_all(index, flt)}
+    index.close()
+    again = QdrantEdgeVectorIndex(root, index_at_points=N // 2)
+    assert again.info(COL)["payload_indexes"] == made
+    again.close()
+
+
+def test_edge_small_collection_is_indexed_by_optimize_and_reopen_past_threshold(tmp_path):
+    root = tmp_path / "vectors"
+    index = QdrantEdgeVectorIndex(root)
+    index.ensure_collection(COL, dense_dim=DIM)
+    index.upsert(COL, DATA.points[:10])
+    index.optimize(COL)
+    assert set(index.info(COL)["payload_indexes"]) == set(PAYLOAD_INDEXES)
+    index.ensure_collection("other", dense_dim=DIM)
+    index.upsert("other", DATA.points[:10])
+    index.close()
+    lower = QdrantEdgeVectorIndex(root, index_at_points=5)  # a store reopened with a lower threshold
+    assert set(lower.info("other")["payload_indexes"]) == set(PAYLOAD_INDEXES)
+    lower.close()
+    with pytest.raises(InvalidInputError, match="index_at_points"):
+        QdrantEdgeVectorIndex(root, index_at_points=-1)
 
 
 def test_edge_second_opener_gets_a_clear_error(tmp_path):

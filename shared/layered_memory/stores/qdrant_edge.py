@@ -12,6 +12,10 @@ Rules this backend keeps (see ``notes/qdrant-embedded.md``):
   are exact and fast at any size. Call ``optimize(name)`` from maintenance code when the host is idle.
 - Only one opener per directory (the WAL lock): a second one gets ``BackendUnavailable`` naming the directory.
 - Flags are int 0/1: Edge 0.9 never matches ``MatchValue(bool)``; ``as_filter`` rejects bool matches up front.
+- Payload indexes are created once a collection holds ``index_at_points`` points (1,000 by default), at open,
+  at the upsert that crosses it, or at ``optimize()``. Each index creation syncs the shard to disk (0.1-0.2 s
+  each on an ordinary disk, 14 indexes: 1.5-3 s), so creating them up front made every new store slow to
+  open; below the threshold a filtered query scans the payloads exactly (about 1 ms per 1,000 points).
 
 Example::
 
@@ -52,6 +56,7 @@ logger = logging.getLogger(__name__)
 BACKEND = "qdrant-edge"
 MARKER_FILE = "layered_memory.json"
 UPSERT_BATCH = 512
+INDEX_AT_POINTS = 1000
 
 _INDEX_TYPES = {
     "keyword": qe.PayloadSchemaType.Keyword,
@@ -187,12 +192,14 @@ def _hit(p: Any, with_dense: bool = False) -> IndexHit:
 
 
 class _Collection:
-    __slots__ = ("shard", "schema", "path")
+    __slots__ = ("shard", "schema", "path", "indexed", "points_seen")
 
     def __init__(self, shard: qe.EdgeShard, schema: qc.CollectionSchema, path: Path) -> None:
         self.shard = shard
         self.schema = schema
         self.path = path
+        self.indexed = False  # every payload index exists
+        self.points_seen = 0  # points at open plus points upserted since (overwrites count twice: an upper bound)
 
 
 class QdrantEdgeVectorIndex:
@@ -200,12 +207,16 @@ class QdrantEdgeVectorIndex:
 
     Args:
         root_dir: directory holding one sub-directory per collection; created if missing.
+        index_at_points: create the payload indexes once a collection holds this many points (0: at creation).
     """
 
     backend = BACKEND
     capabilities = frozenset({MANUAL_OPTIMIZE})  # optimize() builds HNSW; nothing else does
 
-    def __init__(self, root_dir: str | os.PathLike[str]) -> None:
+    def __init__(self, root_dir: str | os.PathLike[str], *, index_at_points: int = INDEX_AT_POINTS) -> None:
+        if index_at_points < 0:
+            raise InvalidInputError("index_at_points", index_at_points, "must be >= 0", "use 0 to index at creation")
+        self.index_at_points = index_at_points
         self.root = Path(root_dir)
         self.root.mkdir(parents=True, exist_ok=True)
         self._open: dict[str, _Collection] = {}
@@ -258,7 +269,7 @@ class QdrantEdgeVectorIndex:
             col = _Collection(shard, schema, path)
             self._open[name] = col
             self._write_marker(path, schema)
-            self._ensure_indexes(col)
+            self._index_if_due(col)
             logger.debug("created edge collection %s at %s (dense_dim=%s)", name, path, dense_dim)
 
     def _collection(self, name: str) -> _Collection:
@@ -279,16 +290,29 @@ class QdrantEdgeVectorIndex:
                 shard = qe.EdgeShard.load(str(path))
             col = _Collection(shard, self._read_marker(path), path)
             self._open[name] = col
-            self._ensure_indexes(col)
+            self._index_if_due(col)
             logger.debug("opened edge collection %s in %.3fs", name, time.perf_counter() - t0)
             return col
 
-    def _ensure_indexes(self, col: _Collection) -> None:
+    def _index_if_due(self, col: _Collection, *, force: bool = False) -> None:
+        """Create the missing payload indexes when the collection is big enough for them to pay (or ``force``).
+        Checks what exists first, so opening an indexed collection creates nothing. Call with the lock held."""
         with _edge_errors("create_payload_index", col.path):
-            have = set(col.shard.info().payload_schema)
-            for field_name, kind in qc.payload_index_kinds():
-                if field_name not in have:
-                    col.shard.update(qe.UpdateOperation.create_field_index(field_name, _edge_index_schema(kind)))
+            info = col.shard.info()
+            col.points_seen = max(col.points_seen, int(info.points_count))
+            have = set(info.payload_schema)
+            missing = [(f, k) for f, k in qc.payload_index_kinds() if f not in have]
+            if not missing:
+                col.indexed = True
+                return
+            if not force and col.points_seen < self.index_at_points:
+                return
+            t0 = time.perf_counter()
+            for field_name, kind in missing:
+                col.shard.update(qe.UpdateOperation.create_field_index(field_name, _edge_index_schema(kind)))
+            col.indexed = True
+        logger.info("created %d payload indexes on %s (%d points) in %.2fs",
+                    len(missing), col.path.name, col.points_seen, time.perf_counter() - t0)
 
     @staticmethod
     def _write_marker(path: Path, schema: qc.CollectionSchema) -> None:
@@ -335,6 +359,7 @@ class QdrantEdgeVectorIndex:
         col = self._collection(name)
         t0 = time.perf_counter()
         with self._lock, _edge_errors("optimize", col.path):
+            self._index_if_due(col, force=True)
             changed = col.shard.optimize()
         logger.info("optimized edge collection %s in %.1fs (changed=%s)", name, time.perf_counter() - t0, changed)
         return bool(changed)
@@ -372,6 +397,9 @@ class QdrantEdgeVectorIndex:
                     for pid, p in zip(ids[start : start + UPSERT_BATCH], points[start : start + UPSERT_BATCH])
                 ]
                 col.shard.update(qe.UpdateOperation.upsert_points(batch))
+            col.points_seen += len(points)
+            if not col.indexed and col.points_seen >= self.index_at_points:
+                self._index_if_due(col)
         logger.debug("upserted %d points into %s", len(points), name)
 
     def delete(self, name: str, *, ids: Sequence[str] | None = None, filter: Any = None) -> None:
