@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import sys
 import tempfile
-import warnings
 
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
-from langchain_core.runnables.history import RunnableWithMessageHistory
 
-from langchain_layered_memory import LayeredChatMessageHistory, LayeredMemoryRetriever
+from langchain_layered_memory import LayeredMemoryRetriever, with_layered_memory
 from layered_memory import LayeredMemory
 
 
@@ -25,16 +23,10 @@ def main(path: str) -> list[str]:
             [("system", "You are a friendly assistant."), MessagesPlaceholder("history"), ("human", "{question}")]
         )
         model = FakeListChatModel(responses=["Hi Ann! Kazan is lovely.", "You told me you live in Kazan."])
-        with warnings.catch_warnings():  # RunnableWithMessageHistory is deprecated in favour of LangGraph
-            warnings.simplefilter("ignore")
-            chain = RunnableWithMessageHistory(
-                prompt | model,
-                # mode="context": summary + user data + short-term window + relevant memory
-                lambda session_id: LayeredChatMessageHistory(mem, user_id="u1", session_id=session_id, mode="context"),
-                input_messages_key="question",
-                history_messages_key="history",
-            )
-        cfg = {"configurable": {"session_id": "telegram:42"}}
+        # RunnableWithMessageHistory over layered memory; mode="context" (the default): one system message with
+        # the summary, user data and memory recalled for this question, then the short-term window
+        chain = with_layered_memory(prompt | model, mem, input_messages_key="question", history_messages_key="history")
+        cfg = {"configurable": {"user_id": "u1", "session_id": "telegram:42"}}
         answers = [
             chain.invoke({"question": "Hello, I live in Kazan."}, config=cfg),
             chain.invoke({"question": "Where do I live?"}, config=cfg),

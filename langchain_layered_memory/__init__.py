@@ -1,7 +1,7 @@
 """LangChain / LangGraph adapters for layered-memory (``pip install "layered-memory[langchain]"``).
 
     from langchain_layered_memory import (LayeredChatMessageHistory, LayeredMemoryRetriever,
-        LayeredMemoryMiddleware, LayeredMemoryStore, create_memory_tools)
+        LayeredMemoryMiddleware, LayeredMemoryStore, create_memory_tools, with_layered_memory)
 
 Only the engine's public API is used; every adapter takes a ``LayeredMemory`` (or a tenant / user
 handle of it).
@@ -10,6 +10,7 @@ handle of it).
 from .chat_history import LayeredChatMessageHistory
 from .middleware import LayeredMemoryMiddleware
 from .retrievers import LayeredMemoryRetriever
+from .runnable import LayeredRunnableWithMessageHistory, with_layered_memory
 from .store import LayeredMemoryStore
 from .tools import (
     ListTasksTool,
@@ -25,8 +26,10 @@ __all__ = [
     "LayeredMemoryMiddleware",
     "LayeredMemoryRetriever",
     "LayeredMemoryStore",
+    "LayeredRunnableWithMessageHistory",
     "ListTasksTool",
     "MemorySearchTool",
     "QdrantSearchMemoryTool",
     "TopicSearchTool",
+    "with_layered_memory",
 ]

@@ -185,25 +185,41 @@ def context_refs(ctx: Sequence[ContextMessage]) -> list[tuple[str, str]]:
 
 
 def context_to_messages(ctx: Sequence[ContextMessage], stored: Mapping[tuple[str, str], Message]) -> list[BaseMessage]:
-    """Context messages as LangChain messages: window messages restored from their records (``stored``
-    maps (chat_id, message_id) to them), the summary / user data / memory blocks as system messages
-    (kind in ``response_metadata``)."""
+    """Context messages as LangChain messages, in the shape every chat provider accepts: one leading
+    ``SystemMessage`` holding the summary, user data and memory blocks (joined by blank lines, their
+    kinds in ``response_metadata["layered_memory"]["kinds"]``), then the window restored from its
+    records (``stored`` maps (chat_id, message_id) to them). Anthropic and Google take system text
+    only at the start of a conversation; a system message between turns is refused or moved."""
+    system: list[str] = []
+    kinds: list[str] = []
     out: list[BaseMessage] = []
     for c in ctx:
         key = (c.chat_id or "", c.message_id or "")
         if c.message_id and key in stored:
-            out.append(to_message(stored[key]))
+            m = to_message(stored[key])
+            if isinstance(m, SystemMessage):  # a stored system message joins the leading one
+                system.append(text_of(m.content))
+                kinds.append("window")
+            else:
+                out.append(m)
             continue
         meta = {ENGINE_KEY: {"kind": c.kind, "message_id": c.message_id}}
-        if c.role == "system":
-            out.append(SystemMessage(content=c.content, response_metadata=meta))
-        elif c.role == "assistant":
+        if c.role == "assistant":
             out.append(AIMessage(content=c.content, id=c.message_id, response_metadata=meta))
         elif c.role == "user":
             out.append(HumanMessage(content=c.content, id=c.message_id, name=c.name, response_metadata=meta))
         else:
-            out.append(SystemMessage(content=c.content, response_metadata=meta))
-    return drop_orphans(out)
+            system.append(c.content)
+            kinds.append(c.kind)
+    head: list[BaseMessage] = []
+    if system:
+        head = [SystemMessage(content="\n\n".join(system), response_metadata={ENGINE_KEY: {"kinds": kinds}})]
+    return head + drop_orphans(out)
+
+
+def system_text(messages: Sequence[BaseMessage]) -> str:
+    """The text of the leading system message of a ``context_to_messages`` result ("" when none)."""
+    return text_of(messages[0].content) if messages and isinstance(messages[0], SystemMessage) else ""
 
 
 def drop_orphans(messages: Sequence[BaseMessage]) -> list[BaseMessage]:

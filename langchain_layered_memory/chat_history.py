@@ -5,12 +5,16 @@
     history.messages                      # the stored session, oldest first
 
 ``mode="context"`` returns the assembled prompt context instead (``get_context_for_user``: summary,
-user data, the short-term window, relevant memory), which is what a ``RunnableWithMessageHistory``
-chain should put before the question once a session outgrows the window.
+user data, the short-term window, relevant memory) as one leading ``SystemMessage`` followed by the
+window, the shape OpenAI, Anthropic and Google all accept. Memory is recalled for the message being
+answered: wrap the chain with ``with_layered_memory`` (or ``LayeredRunnableWithMessageHistory``),
+which hands the turn's input to the history; a plain ``RunnableWithMessageHistory`` reads the history
+before it sees the input, so there ``query`` falls back to the last stored user message.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -19,7 +23,7 @@ from langchain_core.messages import BaseMessage
 
 from layered_memory import LayeredMemory
 
-from ._convert import context_refs, context_to_messages, to_message, to_record
+from ._convert import context_refs, context_to_messages, text_of, to_message, to_record
 
 Mode = Literal["messages", "context"]
 MODES = ("messages", "context")
@@ -80,6 +84,20 @@ class LayeredChatMessageHistory(BaseChatMessageHistory):
 
     def __repr__(self) -> str:
         return f"LayeredChatMessageHistory(user_id={self.user_id!r}, session_id={self.session_id!r}, mode={self.mode!r})"
+
+    def for_input(self, messages: Sequence[BaseMessage]) -> LayeredChatMessageHistory:
+        """A copy whose context recalls memory for ``messages`` (the turn being answered: the text of its
+        last human message, else of all of them); ``self`` when a fixed ``query`` was given or the mode is
+        ``"messages"``."""
+        if self.mode != "context" or self.query is not None:
+            return self
+        humans = [m for m in messages if m.type == "human"] or list(messages)
+        text = text_of(humans[-1].content).strip() if humans else ""
+        if not text:
+            return self
+        clone = copy.copy(self)
+        clone.query = text
+        return clone
 
     # -- reading ------------------------------------------------------------------------------------
     def _context_kwargs(self) -> dict[str, Any]:
