@@ -48,6 +48,7 @@ async def run(path: str, embedder: str) -> None:
             llm=MockFunctionCallingLLM(response_generator=scripted_llm),
             system_prompt="You help Ann with her plans.",
         )
+        # tool calls and results stay in the run; the memory keeps the questions and answers (save_tool_messages=False)
         memory = LayeredChatMemory.from_defaults(mem, user_id="ann", session_id="agent:1")
         for question in ["When does my passport expire?", "Which tasks are open?"]:
             print(f"user>  {question}")

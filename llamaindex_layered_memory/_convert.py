@@ -77,6 +77,30 @@ def message_text(message: ChatMessage) -> str:
     return "\n".join(parts)
 
 
+def without_tools(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+    """``messages`` without tool results and tool calls: a tool / function message is left out, an assistant
+    message that calls tools keeps only its text (left out when it has none). What an agent found with a
+    memory tool would otherwise be stored and found again by the next search."""
+    out = []
+    for message in messages:
+        if not isinstance(message, ChatMessage):
+            out.append(message)  # to_engine names the wrong type
+            continue
+        role = role_value(message)
+        if role in ("tool", "function"):
+            continue
+        kwargs = _kwargs(message)
+        calls = any(isinstance(b, ToolCallBlock) for b in message.blocks) or bool(kwargs.get("tool_calls"))
+        if not calls:
+            out.append(message)
+            continue
+        text = "\n".join(b.text for b in message.blocks if isinstance(b, TextBlock) and b.text.strip())
+        if text:
+            rest = {k: v for k, v in (message.additional_kwargs or {}).items() if k != "tool_calls"}
+            out.append(ChatMessage(role=message.role, content=text, additional_kwargs=rest))
+    return out
+
+
 def is_plain(message: ChatMessage) -> bool:
     """True when role and text alone rebuild the message."""
     return (

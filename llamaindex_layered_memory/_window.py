@@ -6,7 +6,8 @@ that would open the history), and returns the newest message alone, whole, when 
 fit. ``pack`` applies exactly that rule to the conversation window, so with nothing else in the
 context the result equals the buffer's. The engine's other blocks share the budget in its priority
 order: the newest message, then the summary and user data (cut with a "…" mark when short), then
-the older window messages, then relevant-memory lines (best first).
+the older window messages, then relevant-memory lines (best first). The result puts every system
+block first: summary, user data, relevant memory, then the window.
 """
 
 from __future__ import annotations
@@ -70,9 +71,11 @@ def pack(
     head: Sequence[ChatMessage], window: Sequence[ChatMessage], tail: Sequence[ChatMessage], budget: int, count: Counter,
     *, trimmed: bool = False,
 ) -> list[ChatMessage]:
-    """``head`` (summary, user data) + the fitted window + ``tail`` (relevant-memory blocks, whose
-    lines are ``"header" + "\\n- line" ...``), never over ``budget`` except for the newest message."""
-    everything = [*head, *window, *tail]
+    """``head`` (summary, user data) + ``tail`` (relevant-memory blocks, whose lines are ``"header" +
+    "\\n- line" ...``) + the fitted window, never over ``budget`` except for the newest message. The system
+    blocks lead, so the conversation ends with its newest message (every provider takes system text
+    at the start; a system message after the user's question is refused or moved by some)."""
+    everything = [*head, *tail, *window]
     if count(everything) <= budget and not (trimmed and window and window[0].role in _REPLIES):
         return everything
     newest = list(window[-1:])
@@ -91,8 +94,8 @@ def pack(
         chosen: list[str] = []
         for line in lines:
             candidate = ChatMessage(role=block.role, content=LINE_SEP.join([header, *chosen, line]))
-            if count([*kept_head, *kept_window, *kept_tail, candidate]) <= budget:
+            if count([*kept_head, *kept_tail, candidate, *kept_window]) <= budget:
                 chosen.append(line)
         if chosen:
             kept_tail.append(ChatMessage(role=block.role, content=LINE_SEP.join([header, *chosen])))
-    return [*kept_head, *kept_window, *kept_tail]
+    return [*kept_head, *kept_tail, *kept_window]

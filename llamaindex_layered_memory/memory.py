@@ -31,7 +31,7 @@ from llama_index.core.llms.llm import LLM
 from llama_index.core.memory.types import BaseMemory
 from llama_index.core.utils import get_tokenizer
 
-from ._convert import context_to_chat, from_engine, to_engine
+from ._convert import context_to_chat, from_engine, to_engine, without_tools
 from ._registry import Restorable, attach, bind_user
 from ._window import buffer_counter, pack
 
@@ -64,6 +64,10 @@ class LayeredChatMemory(Restorable, BaseMemory):
             ``ChatMemoryBuffer`` counts it.
         include_vector: add the "Relevant memory" blocks (needs an embedder).
         tokenizer_fn: counts tokens as chat engines do (default: LlamaIndex's tokenizer).
+        save_tool_messages: also store tool calls and tool results. Off by default (as in the LangChain
+            middleware): an agent's memory-tool result would be stored and found again by the next
+            search, and tool output is rarely worth recalling; the user's words and the answers are kept.
+            An agent still sees its tool calls within a run (its scratchpad holds them).
 
     ``to_dict()`` / ``to_string()`` and pickling write a reference (``store``, ``tenant``,
     ``user_id``, ``session_id`` and the options), never messages or secrets; restoring attaches the
@@ -74,6 +78,7 @@ class LayeredChatMemory(Restorable, BaseMemory):
     session_id: str = Field(default=DEFAULT_SESSION_ID, description="The conversation (engine chat_id).")
     token_limit: int = Field(default=DEFAULT_TOKEN_LIMIT, gt=0, description="Token budget of get().")
     include_vector: bool = Field(default=True, description="Add relevant-memory blocks (needs an embedder).")
+    save_tool_messages: bool = Field(default=False, description="Also store tool calls and tool results.")
     store: str | None = Field(default=None, description="Where the messages live (set from mem; no secrets).")
     tenant: str = Field(default="default", description="The engine tenant (set from mem).")
     tokenizer_fn: Callable[[str], list] = Field(default_factory=get_tokenizer, exclude=True)
@@ -104,6 +109,7 @@ class LayeredChatMemory(Restorable, BaseMemory):
         tokenizer_fn: Callable[[str], list] | None = None,
         include_vector: bool = True,
         chat_store_key: str | None = None,
+        save_tool_messages: bool = False,
         **kwargs: Any,
     ) -> LayeredChatMemory:
         """Like ``ChatMemoryBuffer.from_defaults``: ``token_limit`` defaults to 3/4 of ``llm``'s
@@ -122,7 +128,8 @@ class LayeredChatMemory(Restorable, BaseMemory):
             name = sorted(kwargs)[0]
             raise ValueError(
                 f"LayeredChatMemory.from_defaults: unexpected keyword {name}={kwargs[name]!r}; the known ones are "
-                "mem, user_id, session_id, chat_history, llm, token_limit, tokenizer_fn, include_vector, chat_store_key"
+                "mem, user_id, session_id, chat_history, llm, token_limit, tokenizer_fn, include_vector, chat_store_key, "
+                "save_tool_messages"
             )
         if session_id and chat_store_key and session_id != chat_store_key:
             raise ValueError(f"session_id={session_id!r} and chat_store_key={chat_store_key!r} differ; pass only session_id")
@@ -130,7 +137,7 @@ class LayeredChatMemory(Restorable, BaseMemory):
             token_limit = int(llm.metadata.context_window * CONTEXT_WINDOW_RATIO) if llm is not None else DEFAULT_TOKEN_LIMIT
         data: dict[str, Any] = {
             "user_id": user_id, "session_id": session_id or chat_store_key or DEFAULT_SESSION_ID,
-            "token_limit": token_limit, "include_vector": include_vector,
+            "token_limit": token_limit, "include_vector": include_vector, "save_tool_messages": save_tool_messages,
         }
         if tokenizer_fn is not None:
             data["tokenizer_fn"] = tokenizer_fn
@@ -197,7 +204,11 @@ class LayeredChatMemory(Restorable, BaseMemory):
         return [from_engine(m) for m in await self._mem.aget_session_messages(None, self.session_id)]
 
     # -- writing ------------------------------------------------------------------------------
+    def _kept(self, messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+        return list(messages) if self.save_tool_messages else without_tools(messages)
+
     def _reserve(self, messages: Sequence[ChatMessage], stored_count: int | None) -> list[dict[str, Any]]:
+        messages = self._kept(messages)
         with self._lock:
             if self._count is None:
                 self._count = stored_count or 0
@@ -229,7 +240,7 @@ class LayeredChatMemory(Restorable, BaseMemory):
 
     def _plan_set(self, messages: Sequence[ChatMessage], existing: Sequence[Message]) -> tuple[bool, list[dict[str, Any]]]:
         """(clear first?, rows to add): a history that extends what is stored only appends."""
-        rows = to_engine(messages, user_id=self.user_id, session_id=self.session_id, start=0)
+        rows = to_engine(self._kept(messages), user_id=self.user_id, session_id=self.session_id, start=0)
         have = [m.message_id for m in existing]
         if have == [r["message_id"] for r in rows[: len(have)]]:
             return False, rows[len(have):]

@@ -52,10 +52,10 @@ def test_simple_chat_engine_over_turns(mem) -> None:
     engine.chat("and what is my name?")
     sent = llm.last_chat_messages
     assert sent[0].role == MessageRole.SYSTEM and sent[0].content == "You are helpful."  # the engine's prefix
-    assert sent[1].content == "User data:\n- name: Ann"  # then the layered context, seed 002 order
-    assert [m.content for m in sent[2:5]][0] == "hello, remind me where I live"
-    assert roles(sent[2:5]) == ["user", "assistant", "user"] and sent[4].content == "and what is my name?"
-    assert sent[-1].role == MessageRole.SYSTEM and "Kazan" in sent[-1].content  # relevant conversation memory (tg:1)
+    assert sent[1].content == "User data:\n- name: Ann"  # then the layered context's system blocks
+    assert sent[2].role == MessageRole.SYSTEM and "Kazan" in sent[2].content  # relevant conversation memory (tg:1)
+    assert [m.content for m in sent[3:6]][0] == "hello, remind me where I live"
+    assert roles(sent[3:]) == ["user", "assistant", "user"] and sent[-1].content == "and what is my name?"
     stored = mem.get_session_messages("u1", "web:1")
     assert roles(stored) == ["user", "assistant", "user", "assistant"]
     assert engine.chat_history == memory.get_all() and len(engine.chat_history) == 4
@@ -143,18 +143,35 @@ async def test_function_agent_turns_with_layered_memory_and_tools(mem) -> None:
     assert str(first) == "final: Found 1 relevant message(s):" or str(first).startswith("final: Found")
     second = await agent.run(user_msg="what are my tasks?", memory=memory)
     assert "final: Found 1 task(s):" == str(second)
-    # what reached the model on the first call of turn 2: turn 1 incl. the tool call and its result
+    # within a run the agent sees its tool call and result (its scratchpad); turn 1 is stored without them
+    # (save_tool_messages=False): the memory tool's output is never stored and found again
+    turn1 = [c for c in recorder.calls if any(m.content == "where do I live?" for m in c) and c[-1].role == MessageRole.TOOL]
+    assert turn1 and "Kazan near the Kremlin" in turn1[0][-1].content and "Lisbon" not in turn1[0][-1].content
+    turn2 = next(c for c in recorder.calls if any(m.content == "what are my tasks?" for m in c))
+    convo = [m for m in turn2 if m.role != MessageRole.SYSTEM]
+    assert roles(convo) == ["user", "assistant", "user"] and convo[1].content.startswith("final: Found")
+    stored = mem.get_session_messages("u1", "agent:1")
+    assert roles(stored) == ["user", "assistant", "user", "assistant"]
+    assert stored[3].content.startswith("final: Found 1 task(s):")
+    assert not any("Kazan near the Kremlin" in m.content for m in stored)
+
+
+async def test_function_agent_can_store_tool_messages_when_asked(mem) -> None:
+    recorder = Recorder(function_script)
+    tools = LayeredMemoryToolSpec(mem, user_id="u1").to_tool_list()
+    agent = FunctionAgent(tools=tools, llm=MockFunctionCallingLLM(response_generator=recorder), system_prompt="Be brief.")
+    memory = LayeredChatMemory.from_defaults(mem, user_id="u1", session_id="agent:2", include_vector=False,
+                                             save_tool_messages=True)
+    await agent.run(user_msg="where do I live?", memory=memory)
+    await agent.run(user_msg="what are my tasks?", memory=memory)
     turn2 = next(c for c in recorder.calls if any(m.content == "what are my tasks?" for m in c))
     convo = [m for m in turn2 if m.role != MessageRole.SYSTEM]
     assert roles(convo) == ["user", "assistant", "tool", "assistant", "user"]
     assert isinstance(convo[1].blocks[0], ToolCallBlock) and convo[1].blocks[0].tool_name == "qdrant_search_memory"
     assert convo[2].additional_kwargs.get("tool_call_id") == "c1" and "Kazan near the Kremlin" in convo[2].content
-    assert "Lisbon" not in convo[2].content
-    # what was stored
-    stored = mem.get_session_messages("u1", "agent:1")
+    stored = mem.get_session_messages("u1", "agent:2")
     assert roles(stored) == ["user", "assistant", "tool", "assistant", "user", "assistant", "tool", "assistant"]
-    assert stored[6].content.startswith("Found 1 task(s):\n1. [open] Renew passport")
-    assert "Bob" not in stored[6].content
+    assert stored[6].content.startswith("Found 1 task(s):\n1. [open] Renew passport") and "Bob" not in stored[6].content
 
 
 async def test_tools_bound_to_one_user_never_return_another_users_data(mem) -> None:

@@ -60,7 +60,7 @@ HISTORY = [
 # -- token windows (issue 13, item 6) -------------------------------------------------------------
 @pytest.mark.parametrize("limit", [1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 3000])
 def test_bug6_token_limited_window_equals_chat_memory_buffer(mem, limit) -> None:
-    ours = LayeredChatMemory.from_defaults(mem, user_id="u1", session_id="s1", chat_history=HISTORY, token_limit=limit,
+    ours = LayeredChatMemory.from_defaults(mem, user_id="u1", session_id="s1", chat_history=HISTORY, token_limit=limit, save_tool_messages=True,
                                            include_vector=False)
     buffer = ChatMemoryBuffer.from_defaults(chat_history=HISTORY, token_limit=limit)
     assert ours.get() == buffer.get()
@@ -81,7 +81,8 @@ def test_bug6_two_short_turns_at_token_limit_5_come_back_whole(mem) -> None:
 
 def test_bug6_extra_blocks_share_the_budget_in_the_engine_order(mem) -> None:
     mem.set_user_data("u1", {"name": "Ann", "city": "Kazan"})
-    ours = LayeredChatMemory.from_defaults(mem, user_id="u1", session_id="s1", chat_history=HISTORY[1:], include_vector=False)
+    ours = LayeredChatMemory.from_defaults(mem, user_id="u1", session_id="s1", chat_history=HISTORY[1:], include_vector=False,
+                                           save_tool_messages=True)
     count = ours.tokenizer_fn
     full = ours.get()
     assert full[0].content.startswith("User data:") and full[1:] == HISTORY[1:]
@@ -101,7 +102,7 @@ def test_bug3_to_dict_is_a_reference_that_from_dict_reattaches(mem) -> None:
     data = memory.to_dict()
     assert data == {
         "class_name": "LayeredChatMemory", "user_id": "u1", "session_id": "s1", "token_limit": 77, "include_vector": True,
-        "store": "sqlite:" + str(mem.records.path), "tenant": "default",
+        "save_tool_messages": False, "store": "sqlite:" + str(mem.records.path), "tenant": "default",
     }
     json.dumps(data)
     again = LayeredChatMemory.from_dict(data)
@@ -176,7 +177,7 @@ def test_bug3_restore_never_attaches_another_store(mem, tmp_path) -> None:
 
 
 def test_bug5_unpickled_memory_is_usable(mem, caplog) -> None:
-    memory = LayeredChatMemory.from_defaults(mem, user_id="u1", session_id="s1", chat_history=HISTORY, token_limit=8,
+    memory = LayeredChatMemory.from_defaults(mem, user_id="u1", session_id="s1", chat_history=HISTORY, token_limit=8, save_tool_messages=True,
                                              include_vector=False)
     with caplog.at_level(logging.WARNING):
         payload = pickle.dumps(memory)

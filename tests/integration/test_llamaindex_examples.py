@@ -28,4 +28,4 @@ def test_agent_example(tmp_path, capsys) -> None:
     assert "**Content:** My passport expires in June" in out
     assert "passport number is 123" not in out  # the tools are bound to Ann
     assert "1. [open] Renew passport" in out
-    assert "Stored turn roles: user assistant tool assistant user assistant tool assistant" in out
+    assert "Stored turn roles: user assistant user assistant" in out

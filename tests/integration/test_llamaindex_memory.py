@@ -4,7 +4,7 @@ the context order, the async forms, isolation; LayeredMemoryBlock inside LlamaIn
 from __future__ import annotations
 
 import pytest
-from llama_index.core.base.llms.types import ToolCallBlock
+from llama_index.core.base.llms.types import TextBlock, ToolCallBlock
 from llama_index.core.llms import ChatMessage, MessageRole, MockLLM
 from llama_index.core.memory import Memory
 from llama_index.core.utils import get_tokenizer
@@ -42,7 +42,7 @@ def tokens(messages: list[ChatMessage]) -> int:
 
 
 def test_put_stores_engine_messages_and_round_trips(mem) -> None:
-    memory = LayeredChatMemory.from_defaults(mem, user_id="u1", session_id="s1")
+    memory = LayeredChatMemory.from_defaults(mem, user_id="u1", session_id="s1", save_tool_messages=True)
     msgs = [ChatMessage(role="system", content="be brief"), *tool_turn(),
             ChatMessage(role=MessageRole.MODEL, content="a model reply"), ChatMessage(role="developer", content="dev note")]
     memory.put(msgs[0])
@@ -54,7 +54,8 @@ def test_put_stores_engine_messages_and_round_trips(mem) -> None:
     assert stored[3].content == "you live in Kazan"
     assert all(m.chat_id == "s1" and m.user_id == "u1" and m.message_id.startswith("li-") for m in stored)
     # ids are stable: the same history from a fresh memory object writes nothing new
-    again = LayeredChatMemory.from_defaults(mem, user_id="u1", session_id="s1", chat_history=msgs)
+    again = LayeredChatMemory.from_defaults(mem, user_id="u1", session_id="s1", chat_history=msgs,
+                                             save_tool_messages=True)
     assert [m.message_id for m in mem.get_session_messages("u1", "s1")] == [m.message_id for m in stored]
     assert again.get_all() == msgs
 
@@ -92,7 +93,8 @@ def test_get_fits_the_limit_and_never_starts_with_a_reply(mem, limit) -> None:
     history = [m for i in range(10) for m in turn(i)]
     history[5:5] = tool_turn()
     history.append(ChatMessage(role="user", content="and the pending question?"))  # get() runs after put(user)
-    memory = LayeredChatMemory.from_defaults(mem, user_id="u1", session_id="s1", chat_history=history, token_limit=limit)
+    memory = LayeredChatMemory.from_defaults(mem, user_id="u1", session_id="s1", chat_history=history, token_limit=limit,
+                                             save_tool_messages=True)
     got = memory.get()
     convo = [m for m in got if m.role != MessageRole.SYSTEM]
     assert convo and convo[-1].content == "and the pending question?", "the newest message is kept whole"
@@ -111,10 +113,13 @@ def test_get_is_the_engine_context_in_seed_order(mem) -> None:
     memory = LayeredChatMemory.from_defaults(mem, user_id="u1", session_id="s1", chat_history=turn(1) + turn(2))
     got = memory.get(input="what is my cat called Murzik")
     engine = mem.get_context_for_user("u1", "s1", query="what is my cat called Murzik", max_tokens=memory.token_limit)
-    assert [(m.role.value, m.content) for m in got] == [(c.role, c.content) for c in engine]
     kinds = [c.kind for c in engine]
     assert kinds == ["user_data", "window", "window", "window", "window", "conversation_memory"]
-    assert "Murzik" in got[-1].content and got[0].content.startswith("User data:")
+    # the engine's blocks, with every system block first: the conversation ends with its newest message
+    order = [0, 5, 1, 2, 3, 4]
+    assert [(m.role.value, m.content) for m in got] == [(engine[i].role, engine[i].content) for i in order]
+    assert "Murzik" in got[1].content and got[0].content.startswith("User data:")
+    assert got[-1].content == turn(2)[-1].content
     # include_vector=False: no relevant-memory blocks
     plain = LayeredChatMemory.from_defaults(mem, user_id="u1", session_id="s1", include_vector=False)
     assert not any("Murzik" in (m.content or "") for m in plain.get(input="Murzik"))
@@ -162,7 +167,8 @@ async def test_async_forms_use_the_engine_async_twins(mem, monkeypatch) -> None:
     await memory.aput(ChatMessage(role="user", content="async put"))
     await memory.aput_messages(tool_turn())
     all_msgs = await memory.aget_all()
-    assert all_msgs == [*turn(1), ChatMessage(role="user", content="async put"), *tool_turn()]
+    no_tools = [tool_turn()[0], tool_turn()[-1]]  # tool calls and results are not stored by default
+    assert all_msgs == [*turn(1), ChatMessage(role="user", content="async put"), *no_tools]
     got = await memory.aget(input="Kazan")
     assert got[-1].content == "You live in Kazan."
     await memory.areset()
@@ -199,3 +205,16 @@ async def test_memory_block_truncates_under_pressure(mem) -> None:
     assert cut is not None and not cut.endswith("Relevant memory:")
     with pytest.raises(ValueError, match="no session_id"):
         await LayeredMemoryBlock(mem, user_id="u1").aget([])
+
+
+def test_tool_calls_and_results_are_not_stored_or_searchable_by_default(mem) -> None:
+    memory = LayeredChatMemory.from_defaults(mem, user_id="u1", session_id="s1")
+    talk = ChatMessage(role="assistant", content="let me look that up",
+                       blocks=[TextBlock(text="let me look that up"),
+                               ToolCallBlock(tool_call_id="c9", tool_name="recall", tool_kwargs={"query": "zanzibar"})])
+    memory.put_messages([*tool_turn(), talk, ChatMessage(role="tool", content="zanzibar trip notes",
+                                                          additional_kwargs={"tool_call_id": "c9"})])
+    assert [(m.role, m.content) for m in mem.get_session_messages("u1", "s1")] == [
+        ("user", "where do I live?"), ("assistant", "You live in Kazan."), ("assistant", "let me look that up")]
+    texts = [h.text for q in ("zanzibar trip notes", "recall home") for h in mem.search(q, filters={"user_id": "u1"}).hits]
+    assert not any("zanzibar" in t or "[tool call]" in t for t in texts)

@@ -43,12 +43,13 @@ def test_blocks_share_the_budget_in_priority_order() -> None:
     window = [ChatMessage(role="user", content="hello there"), ChatMessage(role="assistant", content="hi Ann"),
               ChatMessage(role="user", content="what is my city")]
     tail = [ChatMessage(role="system", content="Relevant memory:\n- moved to Kazan last spring\n- likes the river walk")]
-    everything = [*head, *window, *tail]
+    everything = [*head, *tail, *window]  # system blocks first: the conversation ends with its newest message
     assert pack(head, window, tail, COUNT(everything), COUNT) == everything
     for budget in range(1, COUNT(everything)):
         got = pack(head, window, tail, budget, COUNT)
-        assert got[-1] == window[-1] or got[-1].content.startswith("Relevant memory:")
-        assert window[-1] in got  # the newest message is always there, whole
+        assert got[-1] == window[-1]  # the newest message is always there, whole, and last
+        first_convo = next(i for i, m in enumerate(got) if m.role != "system")
+        assert all(m.role != "system" for m in got[first_convo:])
         if len(got) > 1:
             assert COUNT(got) <= budget
         for m in got:  # head and tail are kept whole, cut with a mark, or line by line
