@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackManagerForToolRun
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ConfigDict
 
@@ -27,14 +28,30 @@ _ARTIFACT: Literal["content_and_artifact"] = "content_and_artifact"
 
 
 class _MemoryTool(BaseTool):
-    """Base: holds the (tenant / user bound) engine handle; ``memory=None`` means not configured."""
+    """Base: holds the (tenant / user bound) engine handle; ``memory=None`` means not configured.
+
+    The message searches leave out the short-term window of the session being answered (the question
+    itself among it: the middleware stores the turn before the tool runs, and the context already shows
+    the window): the session is ``session_id`` when given, else the run's ``configurable`` ``session_id``
+    or ``thread_id``. ``exclude_window=False`` keeps them."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
     memory: LayeredMemory | None = None
     user_id: str | None = None
+    session_id: str | None = None
+    exclude_window: bool = True
 
     def _handle(self) -> LayeredMemory | None:
         return shared.bind(self.memory, self.user_id)
+
+    def _skip(self, config: RunnableConfig | None) -> str | None:
+        if not self.exclude_window:
+            return None
+        if self.session_id:
+            return self.session_id
+        configurable = (config or {}).get("configurable") or {}
+        session = configurable.get("session_id") or configurable.get("thread_id")
+        return str(session) if session else None
 
 
 class QdrantSearchMemoryTool(_MemoryTool):
@@ -45,12 +62,12 @@ class QdrantSearchMemoryTool(_MemoryTool):
     args_schema: type[BaseModel] = shared.QdrantSearchMemoryArgs
 
     def _run(self, query_text: Any = None, limit: Any = shared.QDRANT_SEARCH_DEFAULT_LIMIT, filters: Any = None,
-             run_manager: CallbackManagerForToolRun | None = None) -> str:
-        return shared.qdrant_search_memory(self._handle(), query_text, limit, filters)
+             run_manager: CallbackManagerForToolRun | None = None, config: RunnableConfig = None) -> str:  # type: ignore[assignment]
+        return shared.qdrant_search_memory(self._handle(), query_text, limit, filters, exclude_session=self._skip(config))
 
     async def _arun(self, query_text: Any = None, limit: Any = shared.QDRANT_SEARCH_DEFAULT_LIMIT, filters: Any = None,
-                    run_manager: AsyncCallbackManagerForToolRun | None = None) -> str:
-        return await shared.aqdrant_search_memory(self._handle(), query_text, limit, filters)
+                    run_manager: AsyncCallbackManagerForToolRun | None = None, config: RunnableConfig = None) -> str:  # type: ignore[assignment]
+        return await shared.aqdrant_search_memory(self._handle(), query_text, limit, filters, exclude_session=self._skip(config))
 
 
 class MemorySearchTool(_MemoryTool):
@@ -62,13 +79,16 @@ class MemorySearchTool(_MemoryTool):
     response_format: Literal["content", "content_and_artifact"] = _ARTIFACT
 
     def _run(self, queries: Any = None, filters: Any = None, k: Any = shared.SEARCH_DEFAULT_K, route: Any = "hybrid",
-             query: Any = None, run_manager: CallbackManagerForToolRun | None = None) -> tuple[str, dict[str, Any]]:
-        out = shared.search_tool(self._handle(), queries, filters, k, route, query=query)
+             query: Any = None, run_manager: CallbackManagerForToolRun | None = None,
+             config: RunnableConfig = None) -> tuple[str, dict[str, Any]]:  # type: ignore[assignment]
+        out = shared.search_tool(self._handle(), queries, filters, k, route, query=query, exclude_session=self._skip(config))
         return shared.search_json(out), out
 
     async def _arun(self, queries: Any = None, filters: Any = None, k: Any = shared.SEARCH_DEFAULT_K, route: Any = "hybrid",
-                    query: Any = None, run_manager: AsyncCallbackManagerForToolRun | None = None) -> tuple[str, dict[str, Any]]:
-        out = await shared.asearch_tool(self._handle(), queries, filters, k, route, query=query)
+                    query: Any = None, run_manager: AsyncCallbackManagerForToolRun | None = None,
+                    config: RunnableConfig = None) -> tuple[str, dict[str, Any]]:  # type: ignore[assignment]
+        out = await shared.asearch_tool(self._handle(), queries, filters, k, route, query=query,
+                                        exclude_session=self._skip(config))
         return shared.search_json(out), out
 
 
@@ -113,7 +133,7 @@ _TOOL_CLASSES: dict[str, type[_MemoryTool]] = {
 
 def create_memory_tools(
     memory: LayeredMemory, *, user_id: str | None = None, tenant: str | None = None,
-    include: Mapping[str, bool] | None = None,
+    include: Mapping[str, bool] | None = None, session_id: str | None = None, exclude_window: bool = True,
 ) -> list[BaseTool]:
     """The memory tools for an agent, bound to a tenant and optionally one user.
 
@@ -124,6 +144,8 @@ def create_memory_tools(
         tenant: bind to this tenant (``memory.tenant``); default: ``memory``'s.
         include: switch tools off by name, e.g. ``{"topic_search": False}``. ``list_tasks`` is only
             included when a user is bound.
+        session_id: the session whose short-term window the searches leave out (default: the run's
+            ``configurable`` ``session_id`` / ``thread_id``); ``exclude_window=False`` keeps it.
 
     Returns:
         ``[qdrant_search_memory, search, topic_search, list_tasks]`` (as configured).
@@ -135,4 +157,5 @@ def create_memory_tools(
         if name not in wanted:
             raise ValueError(f"include[{name!r}]: not a memory tool; use one of {', '.join(wanted)}")
         wanted[name] = bool(on)
-    return [_TOOL_CLASSES[name](memory=mem) for name, on in wanted.items() if on]
+    return [_TOOL_CLASSES[name](memory=mem, session_id=session_id, exclude_window=exclude_window)
+            for name, on in wanted.items() if on]

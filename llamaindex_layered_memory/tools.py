@@ -41,6 +41,10 @@ class LayeredMemoryToolSpec(BaseToolSpec):
     Without a bound user ``qdrant_search_memory``, ``search`` and ``topic_search`` see the whole
     tenant and ``list_tasks`` answers with an error text. ``mem=None`` (memory not configured):
     every tool answers seed 000's "not configured" text.
+
+    ``session_id`` (the conversation the agent answers in, as given to ``LayeredChatMemory``): the
+    message searches leave out its short-term window, the question being answered among it, which
+    the memory already shows; ``exclude_window=False`` keeps them.
     """
 
     spec_functions: list[SPEC_FUNCTION_TYPE] = [
@@ -50,30 +54,37 @@ class LayeredMemoryToolSpec(BaseToolSpec):
         ("list_tasks", "alist_tasks"),
     ]
 
-    def __init__(self, mem: LayeredMemory | None, user_id: str | None = None) -> None:
+    def __init__(self, mem: LayeredMemory | None, user_id: str | None = None, *, session_id: str | None = None,
+                 exclude_window: bool = True) -> None:
         if mem is not None and not isinstance(mem, LayeredMemory):
             raise TypeError(
                 f"LayeredMemoryToolSpec needs a layered_memory.LayeredMemory as mem, got {type(mem).__name__}; "
                 "build one with LayeredMemory.embedded(path)"
             )
         self.mem = shared.bind(mem, user_id)
+        self.session_id = session_id
+        self.exclude_window = exclude_window
+
+    @property
+    def _skip(self) -> str | None:
+        return self.session_id if self.exclude_window else None
 
     # -- the tools (sync and async twins; a missing or bad argument is answered with the shared error text)
     def qdrant_search_memory(self, query_text: str | None = None, limit: int = shared.QDRANT_SEARCH_DEFAULT_LIMIT, filters: dict | None = None) -> str:
         """Search past conversation messages by meaning (seed 000 output)."""
-        return shared.qdrant_search_memory(self.mem, query_text, limit, filters)
+        return shared.qdrant_search_memory(self.mem, query_text, limit, filters, exclude_session=self._skip)
 
     async def aqdrant_search_memory(self, query_text: str | None = None, limit: int = shared.QDRANT_SEARCH_DEFAULT_LIMIT, filters: dict | None = None) -> str:
-        return await shared.aqdrant_search_memory(self.mem, query_text, limit, filters)
+        return await shared.aqdrant_search_memory(self.mem, query_text, limit, filters, exclude_session=self._skip)
 
     def search(self, queries: list[str] | str | None = None, filters: dict | None = None, k: int = shared.SEARCH_DEFAULT_K,
                route: str = "hybrid", query: str | None = None) -> dict:
         """Hybrid search over stored messages (seed 003 dict)."""
-        return shared.search_tool(self.mem, queries, filters, k, route, query=query)
+        return shared.search_tool(self.mem, queries, filters, k, route, query=query, exclude_session=self._skip)
 
     async def asearch(self, queries: list[str] | str | None = None, filters: dict | None = None, k: int = shared.SEARCH_DEFAULT_K,
                       route: str = "hybrid", query: str | None = None) -> dict:
-        return await shared.asearch_tool(self.mem, queries, filters, k, route, query=query)
+        return await shared.asearch_tool(self.mem, queries, filters, k, route, query=query, exclude_session=self._skip)
 
     def topic_search(self, query: str | None = None, chat_id: str | None = None, k: int = shared.TOPIC_SEARCH_DEFAULT_K) -> str:
         """Search conversation topics by meaning."""
@@ -116,9 +127,11 @@ class LayeredMemoryToolSpec(BaseToolSpec):
         return out
 
 
-def layered_memory_tools(mem: LayeredMemory | None, user_id: str | None = None, names: list[str] | None = None) -> list[FunctionTool]:
-    """The memory tools as ``FunctionTool``s: ``LayeredMemoryToolSpec(mem, user_id).to_tool_list(names)``."""
-    return LayeredMemoryToolSpec(mem, user_id).to_tool_list(names)  # type: ignore[arg-type]
+def layered_memory_tools(mem: LayeredMemory | None, user_id: str | None = None, names: list[str] | None = None, *,
+                         session_id: str | None = None, exclude_window: bool = True) -> list[FunctionTool]:
+    """The memory tools as ``FunctionTool``s: ``LayeredMemoryToolSpec(mem, user_id, session_id=...).to_tool_list(names)``."""
+    spec = LayeredMemoryToolSpec(mem, user_id, session_id=session_id, exclude_window=exclude_window)
+    return spec.to_tool_list(names)  # type: ignore[arg-type]
 
 
 __all__ = ["LayeredMemoryToolSpec", "TOOL_METADATA", "layered_memory_tools"]

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, Field, WithJsonSchema, model_validator
 
 from .errors import InvalidInputError
+from .context import message_key
 from .index.scope import check_user_id
 from .models import SearchHit, SearchResult, check_id
 from .retrieval.plan import MAX_K, ROUTES
@@ -261,8 +262,46 @@ def qdrant_search_args(query_text: Any, limit: Any = QDRANT_SEARCH_DEFAULT_LIMIT
     return query_text.strip(), min(n, QDRANT_SEARCH_MAX_LIMIT), flt
 
 
-def qdrant_search_memory(mem: LayeredMemory | None, query_text: Any, limit: Any = QDRANT_SEARCH_DEFAULT_LIMIT, filters: Any = None) -> str:
+# -- the current turn and the window are not search results ---------------------------------------
+def window_keys(mem: LayeredMemory, session_id: str | None) -> set[str]:
+    """``chat_id|message_id`` of the session's short-term window (the newest ``short_term_window``
+    messages, the question being answered among them): the context already shows them, so a tool
+    hit on them is wasted. Empty without a session or a bound user."""
+    if not session_id or mem.bound_user is None:
+        return set()
+    n = mem.settings.memory.short_term_window
+    return {message_key(m) for m in mem.get_session_messages(None, session_id, limit=n)}
+
+
+async def awindow_keys(mem: LayeredMemory, session_id: str | None) -> set[str]:
+    if not session_id or mem.bound_user is None:
+        return set()
+    n = mem.settings.memory.short_term_window
+    return {message_key(m) for m in await mem.aget_session_messages(None, session_id, limit=n)}
+
+
+def _wider(k: Any, skip: set[str]) -> Any:
+    """``k`` plus room for the hits ``skip`` removes (a bad ``k`` is left for the search to name)."""
+    if skip and isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= MAX_K:
+        return min(k + len(skip), MAX_K)
+    return k
+
+
+def _without(result: SearchResult, skip: set[str], k: int) -> SearchResult:
+    if not skip:
+        return result
+    hits = [h for h in result.hits if message_key(h) not in skip][:k]
+    return result.model_copy(update={"hits": hits, "total_found": len(hits)})
+
+
+def qdrant_search_memory(
+    mem: LayeredMemory | None, query_text: Any, limit: Any = QDRANT_SEARCH_DEFAULT_LIMIT, filters: Any = None,
+    *, exclude_session: str | None = None,
+) -> str:
     """Seed 000's tool: search the message history; return the formatted hits or an error string.
+
+    ``exclude_session``: leave out that session's short-term window (the current question and the
+    recent turns the context already holds).
 
     Never raises: a missing engine gives ``QDRANT_NOT_CONFIGURED``, a blank query
     ``QUERY_TEXT_REQUIRED``, a bad argument or a failed search ``Error searching memory: ...``, no
@@ -275,14 +314,18 @@ def qdrant_search_memory(mem: LayeredMemory | None, query_text: Any, limit: Any 
         return args
     query, k, flt = args
     try:
-        result = mem.search(query, filters=flt, k=k, route="hybrid")
+        skip = window_keys(mem, exclude_session)
+        result = _without(mem.search(query, filters=flt, k=_wider(k, skip), route="hybrid"), skip, k)
     except Exception as exc:  # the agent loop gets text, never an exception
         _log_failure("qdrant_search_memory", exc)
         return search_error(exc)
     return format_qdrant_search_memory(result)
 
 
-async def aqdrant_search_memory(mem: LayeredMemory | None, query_text: Any, limit: Any = QDRANT_SEARCH_DEFAULT_LIMIT, filters: Any = None) -> str:
+async def aqdrant_search_memory(
+    mem: LayeredMemory | None, query_text: Any, limit: Any = QDRANT_SEARCH_DEFAULT_LIMIT, filters: Any = None,
+    *, exclude_session: str | None = None,
+) -> str:
     """Async twin of :func:`qdrant_search_memory` (``mem.asearch``)."""
     if mem is None:
         return QDRANT_NOT_CONFIGURED
@@ -291,7 +334,8 @@ async def aqdrant_search_memory(mem: LayeredMemory | None, query_text: Any, limi
         return args
     query, k, flt = args
     try:
-        result = await mem.asearch(query, filters=flt, k=k, route="hybrid")
+        skip = await awindow_keys(mem, exclude_session)
+        result = _without(await mem.asearch(query, filters=flt, k=_wider(k, skip), route="hybrid"), skip, k)
     except Exception as exc:
         _log_failure("qdrant_search_memory", exc)
         return search_error(exc)
@@ -329,42 +373,46 @@ def _bm25_fallback_or_raise(rt: str, exc: BaseException) -> None:
 
 
 def search_tool(
-    mem: LayeredMemory | None, queries: Any = None, filters: Any = None, k: Any = SEARCH_DEFAULT_K, route: Any = "hybrid", *, query: Any = None
+    mem: LayeredMemory | None, queries: Any = None, filters: Any = None, k: Any = SEARCH_DEFAULT_K, route: Any = "hybrid", *,
+    query: Any = None, exclude_session: str | None = None,
 ) -> dict[str, Any]:
     """Seed 003's tool: ``{"hits": [...], "total_found": int, "route_used": str}``.
 
     When a hybrid search fails (not for bad input) it is retried with bm25 and ``fallback_reason``
     says why. Bad input or a failed search give ``{"hits": [], "total_found": 0, "route_used": ...,
     "error": "Error searching memory: <field=value: rule; fix>"}`` (``"error": QDRANT_NOT_CONFIGURED``
-    without an engine): never raises.
+    without an engine): never raises. ``exclude_session``: as in :func:`qdrant_search_memory`.
     """
     if mem is None:
         return _search_error(route, QDRANT_NOT_CONFIGURED)
     try:
         qs, flt, n, rt = _search_args(queries, filters, k, route, query)
+        skip = window_keys(mem, exclude_session)
         try:
-            return mem.search(qs, filters=flt, k=n, route=rt).to_dict()
+            return _without(mem.search(qs, filters=flt, k=_wider(n, skip), route=rt), skip, n).to_dict()
         except Exception as exc:
             _bm25_fallback_or_raise(rt, exc)
-            return _fallback(mem.search(qs, filters=flt, k=n, route="bm25").to_dict(), exc)
+            return _fallback(_without(mem.search(qs, filters=flt, k=_wider(n, skip), route="bm25"), skip, n).to_dict(), exc)
     except Exception as exc:
         _log_failure("search", exc)
         return _search_error(route, search_error(exc))
 
 
 async def asearch_tool(
-    mem: LayeredMemory | None, queries: Any = None, filters: Any = None, k: Any = SEARCH_DEFAULT_K, route: Any = "hybrid", *, query: Any = None
+    mem: LayeredMemory | None, queries: Any = None, filters: Any = None, k: Any = SEARCH_DEFAULT_K, route: Any = "hybrid", *,
+    query: Any = None, exclude_session: str | None = None,
 ) -> dict[str, Any]:
     """Async twin of :func:`search_tool` (``mem.asearch``)."""
     if mem is None:
         return _search_error(route, QDRANT_NOT_CONFIGURED)
     try:
         qs, flt, n, rt = _search_args(queries, filters, k, route, query)
+        skip = await awindow_keys(mem, exclude_session)
         try:
-            return (await mem.asearch(qs, filters=flt, k=n, route=rt)).to_dict()
+            return _without(await mem.asearch(qs, filters=flt, k=_wider(n, skip), route=rt), skip, n).to_dict()
         except Exception as exc:
             _bm25_fallback_or_raise(rt, exc)
-            return _fallback((await mem.asearch(qs, filters=flt, k=n, route="bm25")).to_dict(), exc)
+            return _fallback(_without(await mem.asearch(qs, filters=flt, k=_wider(n, skip), route="bm25"), skip, n).to_dict(), exc)
     except Exception as exc:
         _log_failure("search", exc)
         return _search_error(route, search_error(exc))
