@@ -20,7 +20,7 @@ import click
 
 
 def _open(ctx: click.Context) -> Any:
-    """The engine of the root command's options: the root (``layered_memory.cli.main``) puts its opener in
+    """The engine of the root command's options: the root (``layered_memory.cli.main.main``) puts its opener in
     ``ctx.obj["open_memory"]``, so this group never imports the module that imports it."""
     root = ctx.find_root()
     return root.obj["open_memory"](root)

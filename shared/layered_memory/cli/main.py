@@ -1,0 +1,37 @@
+"""The ``layered-memory`` command. Maps 1:1 onto the engine's API and only adapts.
+
+Errors (``LayeredMemoryError``, bad files) are one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import click
+
+from ._base import Group, open_memory
+from .agents import agent_group
+from .commands import context, demo, ingest, search
+from .maintenance import doctor, optimize, reindex
+
+
+@click.group(cls=Group)
+@click.option("--path", envvar="LAYERED_MEMORY_DATA_DIR", help="Data directory of the embedded store (default .layered_memory).")
+@click.option("--tenant", envvar="LAYERED_MEMORY_TENANT", help="Tenant to read and write (default 'default').")
+@click.option("--embedder", default=None, metavar="NAME", envvar="LAYERED_MEMORY_EMBEDDER",
+              help="default | none (BM25 only) | e5 | use | openai:<model>@<base_url>.")
+@click.option("--redis-url", envvar="LAYERED_MEMORY_REDIS__URL", help="Use Redis as the record store.")
+@click.option("--qdrant-url", envvar="LAYERED_MEMORY_QDRANT__URL", help="Use a Qdrant server as the vector index.")
+@click.pass_context
+def main(ctx: click.Context, path: str | None, tenant: str | None, embedder: str | None, redis_url: str | None, qdrant_url: str | None) -> None:
+    """Layered memory for LLM chat bots and agents.
+
+    Example: layered-memory demo
+    """
+    ctx.obj = {"path": path, "tenant": tenant, "embedder": embedder, "redis_url": redis_url, "qdrant_url": qdrant_url,
+               "open_memory": open_memory}  # sub-command groups (agents/cli.py) open the engine through it
+
+
+for command in (demo, ingest, search, context, optimize, reindex, doctor, agent_group):
+    main.add_command(command)
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,66 @@
+"""``optimize``, ``reindex``, ``doctor``: maintenance of a store from the shell."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ._base import open_memory
+
+
+@click.command()
+@click.pass_context
+def optimize(ctx: click.Context) -> None:
+    """Build the ANN index of the embedded vector collections (maintenance; blocks writes while it runs).
+
+    Example: layered-memory optimize
+    """
+    with open_memory(ctx) as mem:
+        done = mem.optimize()
+    for name, seconds in done.items():
+        click.echo(f"optimized {name} in {seconds:.1f} s")
+    if not done:
+        click.echo("nothing to optimize (a Qdrant server optimizes by itself)")
+
+
+@click.command()
+@click.option("--recreate", is_flag=True, help="Drop the vector collections first and re-index every tenant (to switch embedders).")
+@click.pass_context
+def reindex(ctx: click.Context, recreate: bool) -> None:
+    """Rebuild the vector index of the tenant from the record store.
+
+    Example: layered-memory --embedder e5 reindex --recreate
+    """
+    if recreate:
+        with open_memory(ctx, recreate_index=True):
+            click.echo("recreated the vector collections and re-indexed every tenant")
+        return
+    with open_memory(ctx) as mem:
+        n = mem.reindex()
+    click.echo(f"reindexed {n} records")
+
+
+@click.command()
+@click.option("--repair", is_flag=True, help="Repair what differs (idempotent), then check again.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_context
+def doctor(ctx: click.Context, repair: bool, as_json: bool) -> None:
+    """Compare the tenant's record store with its vector index and topic tier: pending, missing and
+    orphan points per kind, unthreaded messages, wrong counters, interrupted deletes. Exit code 0 when
+    all is in line (after --repair), 1 when drift remains, 2 on bad input.
+
+    Example: layered-memory doctor --repair
+    """
+    with open_memory(ctx, repair_index=False) as mem:
+        report = mem.doctor(repair=repair)
+    if as_json:
+        click.echo(json.dumps(report, ensure_ascii=False, indent=2))
+    else:
+        click.echo(f"tenant {report['tenant']}: interrupted deletes {report['outbox']}")
+        for kind in ("messages", "topic_summaries", "items", "agents", "topics"):
+            click.echo(f"  {kind}: " + ", ".join(f"{k} {v}" for k, v in report[kind].items()))
+        state = "in line" if report["ok"] else "DRIFT (run: layered-memory doctor --repair)"
+        click.echo(("repaired; now " if report.get("repaired") else "") + state)
+    if not report["ok"]:
+        ctx.exit(1)
