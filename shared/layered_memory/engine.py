@@ -190,7 +190,8 @@ class LayeredMemory:
         cls, settings: LayeredMemorySettings | None = None, *, embedder: Any = None, chat_model: Any = None,
         recreate_index: bool = False, repair_index: bool = True,
     ) -> LayeredMemory:
-        """From ``LAYERED_MEMORY_*`` environment variables (or the given settings)."""
+        """From ``LAYERED_MEMORY_*`` (or ``settings``): records in Redis (``redis.url``) or SQLite under
+        ``data_dir``; vectors on the Qdrant server at ``qdrant.url``, else Qdrant Edge (SQLite only)."""
         settings = settings or LayeredMemorySettings()
         emb = embedder if embedder is not None else settings.embedder
         if settings.postgres.url or settings.redis.url:
@@ -200,6 +201,14 @@ class LayeredMemory:
                 embedder=emb, chat_model=chat_model, settings=settings, recreate_index=recreate_index,
                 repair_index=repair_index,
             )
+        if settings.qdrant.url:  # records embedded under data_dir, vectors on the Qdrant server
+            from .stores.qdrant_server import QdrantVectorIndex
+            from .stores.sqlite import SQLiteRecordStore
+
+            key = settings.qdrant.api_key.get_secret_value() if settings.qdrant.api_key else None
+            index = QdrantVectorIndex.from_url(settings.qdrant.url, api_key=key, timeout=settings.qdrant.timeout)
+            return cls.from_stores(SQLiteRecordStore.from_settings(settings.sqlite, settings.data_dir), index, embedder=emb,
+                                   chat_model=chat_model, settings=settings, recreate_index=recreate_index, repair_index=repair_index)
         return cls.embedded(
             settings.data_dir, embedder=emb, chat_model=chat_model, settings=settings, recreate_index=recreate_index,
             repair_index=repair_index,

@@ -3,12 +3,15 @@ root options, and printing contexts and search results."""
 
 from __future__ import annotations
 
+import difflib
 import json
-from collections.abc import Iterator
+import os
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
 import click
+from pydantic import BaseModel, ValidationError
 
 from ..config import LayeredMemorySettings
 from ..engine import LayeredMemory
@@ -33,6 +36,43 @@ class Group(click.Group):
                 raise
             click.echo(f"error: {exc.format_message()}", err=True)
             ctx.exit(2)
+        except ValidationError as exc:  # a bad LAYERED_MEMORY_* value: one line, not a traceback
+            click.echo(f"error: {settings_error(exc)}", err=True)
+            ctx.exit(2)
+
+
+ENV_PREFIX = "LAYERED_MEMORY_"
+_NOT_SETTINGS = ("LAYERED_MEMORY_TEST_",)  # the test suite's own variables
+
+
+def env_names() -> set[str]:
+    """Every ``LAYERED_MEMORY_*`` variable the settings read (sections nested with ``__``)."""
+    names = set()
+    for name, field in LayeredMemorySettings.model_fields.items():
+        kind = field.annotation
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            names.update(f"{ENV_PREFIX}{name}__{sub}".upper() for sub in kind.model_fields)
+        else:
+            names.add(f"{ENV_PREFIX}{name}".upper())
+    return names
+
+
+def check_env(environ: Mapping[str, str]) -> None:
+    """Refuse a ``LAYERED_MEMORY_*`` variable no setting reads (a misspelling is otherwise ignored)."""
+    known = env_names()
+    for var in sorted(environ):
+        if var.upper().startswith(ENV_PREFIX) and var.upper() not in known and not var.upper().startswith(_NOT_SETTINGS):
+            close = difflib.get_close_matches(var.upper(), sorted(known), n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]}?" if close else f"the settings are {ENV_PREFIX}<FIELD> and {ENV_PREFIX}<SECTION>__<FIELD>"
+            raise click.ClickException(f"environment variable {var} is not a layered-memory setting; {hint} (or unset it)")
+
+
+def settings_error(exc: ValidationError) -> str:
+    """One line for the first invalid setting, named as its environment variable."""
+    err = exc.errors()[0]
+    var = ENV_PREFIX + "__".join(str(p) for p in err["loc"]).upper()
+    shown = os.environ.get(var, err.get("input"))
+    return f"{var}={shown!r}: {err['msg']}; fix the value or unset the variable"
 
 
 def settings_of(path: str | None, tenant: str | None, redis_url: str | None, qdrant_url: str | None) -> LayeredMemorySettings:
@@ -49,10 +89,27 @@ def settings_of(path: str | None, tenant: str | None, redis_url: str | None, qdr
     return s.model_copy(update=updates)
 
 
+def record_file(settings: LayeredMemorySettings) -> str | None:
+    """The SQLite record file an embedded store keeps (None when the records live in Redis)."""
+    if settings.redis.url:
+        return None
+    return settings.sqlite.path or os.path.join(settings.data_dir, "records.sqlite3")
+
+
 @contextmanager
-def open_memory(ctx: click.Context, *, recreate_index: bool = False, repair_index: bool = True) -> Iterator[LayeredMemory]:
+def open_memory(ctx: click.Context, *, recreate_index: bool = False, repair_index: bool = True,
+                create: bool = False) -> Iterator[LayeredMemory]:
+    """The engine of the root options. ``create=False`` (every command that only reads or maintains a
+    store): a path that holds no store is refused instead of silently creating an empty one."""
     o = ctx.obj
+    check_env(os.environ)
     settings = settings_of(o["path"], o["tenant"], o["redis_url"], o["qdrant_url"])
+    records = record_file(settings)
+    if not create and records is not None and not os.path.exists(records):
+        raise click.ClickException(
+            f"--path {settings.data_dir}: no layered-memory store there ({records} does not exist); check the path "
+            f"(or LAYERED_MEMORY_DATA_DIR), or create a store with: layered-memory --path {settings.data_dir} ingest FILE.jsonl"
+        )
     mem = LayeredMemory.from_settings(
         settings, embedder=o["embedder"] or settings.embedder, recreate_index=recreate_index, repair_index=repair_index,
     )

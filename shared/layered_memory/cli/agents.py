@@ -19,11 +19,12 @@ from typing import Any
 import click
 
 
-def _open(ctx: click.Context) -> Any:
+def _open(ctx: click.Context, *, create: bool = False) -> Any:
     """The engine of the root command's options: the root (``layered_memory.cli.main.main``) puts its opener in
-    ``ctx.obj["open_memory"]``, so this group never imports the module that imports it."""
+    ``ctx.obj["open_memory"]``, so this group never imports the module that imports it. Only ``create`` and
+    ``import`` may create a store; the other commands refuse a path that holds none."""
     root = ctx.find_root()
-    return root.obj["open_memory"](root)
+    return root.obj["open_memory"](root, create=create)
 
 
 def _echo_json(data: Any) -> None:
@@ -60,7 +61,7 @@ def create(ctx: click.Context, user_id: str, agent_name: str, max_vectors: int |
 
     Example: layered-memory agent create 123 coder --max-vectors 100000
     """
-    with _open(ctx) as mem:
+    with _open(ctx, create=True) as mem:
         agent = mem.agents.create(user_id, agent_name, max_vectors=max_vectors, collection_mode=collection_mode)
         _echo_json(agent.info.to_doc())
 
@@ -142,7 +143,7 @@ def import_(ctx: click.Context, file: str, user_id: str | None, agent_name: str 
 
     Example: layered-memory agent import coder.json
     """
-    with _open(ctx) as mem:
+    with _open(ctx, create=True) as mem:
         agent = mem.agents.import_from(file, user_id=user_id, agent_name=agent_name)
         click.echo(f"imported into {agent.agent_id}: {agent.count()} interactions")
 

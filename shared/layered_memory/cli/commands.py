@@ -59,7 +59,7 @@ def ingest(ctx: click.Context, file: Any, batch: int) -> None:
         lines = [line for line in file if line.strip()]
     except UnicodeDecodeError as exc:
         raise click.ClickException(f"{file.name}: not UTF-8 text ({exc.reason} at byte {exc.start}); save the file as UTF-8") from None
-    with open_memory(ctx) as mem, tqdm(total=len(lines), unit="msg", file=sys.stderr, disable=len(lines) < 500) as bar:
+    with open_memory(ctx, create=True) as mem, tqdm(total=len(lines), unit="msg", file=sys.stderr, disable=len(lines) < 500) as bar:
         for start in range(0, len(lines), batch):
             chunk = []
             for no, line in enumerate(lines[start : start + batch], start + 1):
