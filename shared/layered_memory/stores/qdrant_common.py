@@ -55,11 +55,22 @@ class CollectionSchema:
 def check_schema(
     name: str, stored: CollectionSchema, *, dense_dim: int | None, embedder: str | None, backend: str
 ) -> None:
-    """Raise SchemaMismatch when the existing collection was built for another dense size or embedder."""
+    """Raise SchemaMismatch when the existing collection was built for another dense size or embedder. A dense
+    collection opened without an embedder (``dense_dim=None``) is allowed, with a warning: sparse only."""
 
     def shown(dim: int | None) -> str:
         return "no dense vector" if dim is None else f"dense size {dim}"
 
+    if dense_dim is None and stored.dense_dim is not None:
+        # Opened without an embedder (e.g. an app installed without the embedding extra): serve BM25 from the
+        # sparse vectors rather than no memory at all. New points get no dense vector until a reindex.
+        logger.warning(
+            "collection %r was built with embedder %s (dense size %d) but no embedder is configured: serving "
+            "BM25 only. Install or configure that embedder again, then run `layered-memory reindex` (or "
+            "mem.reindex()) so messages added meanwhile get their dense vectors too",
+            name, stored.embedder or "?", stored.dense_dim,
+        )
+        return
     if stored.dense_dim != dense_dim:
         raise SchemaMismatch(
             f"collection {name!r} has {shown(stored.dense_dim)} but the configuration asks for {shown(dense_dim)}"

@@ -441,6 +441,22 @@ class VectorIndexConformance:
         index.close()
 
 
+    def test_dense_collection_opens_sparse_only_without_an_embedder(self, new_index, caplog):
+        """An app without the embedder still gets its memory: BM25 over the sparse vectors, with a warning."""
+        index = new_index()
+        index.ensure_collection("both", dense_dim=DIM, embedder="model-a")
+        index.upsert("both", DATA.points[:50])
+        with caplog.at_level("WARNING"):
+            index.ensure_collection("both", dense_dim=None)
+        assert "serving BM25 only" in caplog.text and "model-a" in caplog.text
+        _, s = query_vectors(1)
+        assert index.query("both", sparse=s, limit=5)
+        p = DATA.points[50]
+        index.upsert("both", [VectorPoint(id=p.id, payload=p.payload, sparse=p.sparse)])
+        assert index.count("both") == 51
+        index.close()
+
+
     def test_idf_counts_only_points_with_a_sparse_vector(self, new_index):
         """IDF's N is the number of points that have a ``bm25`` vector, not all points."""
         index = new_index()
