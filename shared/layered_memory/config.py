@@ -87,6 +87,10 @@ class MemorySettings(_Section):
     max_content_chars: int = Field(DEFAULT_MAX_CONTENT_CHARS, ge=1)
     relevant_memory_k: int = Field(5, ge=0, le=50)
     conversation_memory_k: int = Field(5, ge=0, le=50)
+    # Session participants: the user_ids a bot stores its own replies under (e.g. ["bot-42"], as in Feishu or
+    # Slack, where the author of a message is its user_id). Their messages in a session belong to the session:
+    # the window of every user who wrote in it shows them. Env: LAYERED_MEMORY_MEMORY__BOT_USER_IDS='["bot-42"]'.
+    bot_user_ids: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _check(self) -> MemorySettings:

@@ -22,6 +22,22 @@ MEMORY_HEADER = "Relevant memory:"
 CONVERSATION_HEADER = "Relevant conversation memory:"
 
 
+def session_window(records: Any, tenant: str, user_id: str, session_key: str, limit: int, bots: Sequence[str]) -> list[Message]:
+    """The last ``limit`` messages of the session as ``user_id`` saw it: their own messages plus the replies
+    the bot stored under its own ids (``bots``; ``memory.bot_user_ids``). The bot's replies belong to the
+    session, so a user who wrote in it sees them; a user who never wrote in the session sees none of them
+    (the same rule as topics: participants see what was said in the chat). Other users' messages stay theirs."""
+    own = records.window(tenant, user_id=user_id, session_key=session_key, limit=limit)
+    if not own or not bots:
+        return own
+    merged = list(own)
+    for bot in dict.fromkeys(bots):
+        if bot != user_id:
+            merged += records.window(tenant, user_id=bot, session_key=session_key, limit=limit)
+    merged.sort(key=lambda m: (m.seq or 0, m.create_time))  # insertion order, as each window is
+    return merged[-limit:]
+
+
 @dataclass(slots=True)
 class MemoryLine:
     """One line of a relevant-memory block; ``key`` deduplicates (e.g. a message_id)."""

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._async import async_twins
 from .config import LayeredMemorySettings
-from .context import MemoryLine, assemble_context, message_key
+from .context import MemoryLine, assemble_context, message_key, session_window
 from .errors import ConfigurationError, InvalidInputError
 from .index import Scope, check_user_id
 from .indexing import OUTBOX, drop_intent, put_intent
@@ -472,7 +472,7 @@ class LayeredMemory:
         cfg = core.settings.memory
         summary = self._summaries.current(user_id, session_id)
         user_data = self.get_user_data(user_id)
-        window = core.records.window(self.tenant_id, user_id=user_id, session_key=session_id, limit=cfg.short_term_window)
+        window = session_window(core.records, self.tenant_id, user_id, session_id, cfg.short_term_window, cfg.bot_user_ids)
         memory: list[MemoryLine] = []
         conversation: list[MemoryLine] = []
         if include_vector and core.embedder is not None and core.index is not None:

@@ -1,0 +1,59 @@
+"""Issue 18.7: a bot that stores its replies under its own user_id (the author, as in Feishu or Slack) keeps
+them in the window of the users it talks to, once those ids are named as the session's bots
+(``memory.bot_user_ids``). Other users' messages stay theirs; a user who never wrote in a session sees none
+of the bot's replies there."""
+
+from __future__ import annotations
+
+import pytest
+
+from layered_memory import LayeredMemory, LayeredMemorySettings
+
+BOT = "bot-42"
+
+
+def rows(chat: str, user: str, n: int, start: int) -> list[dict]:
+    out = []
+    for i in range(n):
+        author, role = (user, "user") if i % 2 == 0 else (BOT, "assistant")
+        out.append({"message_id": f"{chat}.{start + i}", "chat_id": chat, "user_id": author, "role": role,
+                    "content": f"{role} turn {start + i} in {chat}", "create_time": 1_700_000_000 + start + i})
+    return out
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def mem(request, tmp_path):
+    settings = LayeredMemorySettings()
+    settings.memory.short_term_window = 4
+    settings.memory.bot_user_ids = [BOT]
+    if request.param == "sqlite":
+        m = LayeredMemory.embedded(tmp_path, embedder="none", settings=settings)
+    else:
+        url = request.getfixturevalue("redis_url")
+        settings.redis.prefix = request.getfixturevalue("redis_prefix")
+        m = LayeredMemory.from_urls(redis_url=url, embedder="none", settings=settings)
+    yield m
+    m.close()
+
+
+def test_bot_replies_stored_under_the_bots_id_stay_in_the_window(mem):
+    mem.add_messages(rows("dm:ann", "ann", 6, 0))
+    window = [c.content for c in mem.get_context_for_user("ann", "dm:ann") if c.kind == "window"]
+    assert window == ["user turn 2 in dm:ann", "assistant turn 3 in dm:ann", "user turn 4 in dm:ann",
+                      "assistant turn 5 in dm:ann"]
+
+
+def test_without_bot_ids_the_window_is_the_users_own_messages(tmp_path):
+    with LayeredMemory.embedded(tmp_path, embedder="none") as m:
+        m.add_messages(rows("dm:ann", "ann", 4, 0))
+        assert [c.content for c in m.get_context_for_user("ann", "dm:ann") if c.kind == "window"] == [
+            "user turn 0 in dm:ann", "user turn 2 in dm:ann"]
+
+
+def test_other_users_and_sessions_stay_apart(mem):
+    mem.add_messages(rows("group:1", "ann", 4, 0) + rows("group:1", "bob", 4, 10) + rows("dm:bob", "bob", 4, 20))
+    ann = [c.content for c in mem.get_context_for_user("ann", "group:1") if c.kind == "window"]
+    assert not any("turn 10" in t or "turn 12" in t for t in ann)  # bob's own words are bob's
+    # a user who never wrote in a session gets none of the bot's replies there
+    assert [c for c in mem.get_context_for_user("ann", "dm:bob") if c.kind == "window"] == []
+    assert [c for c in mem.for_user("carol").get_context_for_user(None, "group:1") if c.kind == "window"] == []
