@@ -69,8 +69,11 @@ def test_bad_input_is_one_line_and_exit_2(run, tmp_path, line, words):
     assert len([l for l in result.output.splitlines() if l.strip()]) == 1
 
 
-def test_search_errors_exit_2(run):
-    result = CliRunner().invoke(main, ["--embedder", "none", "search", "x", "--filter", "colour=red"])
+def test_search_errors_exit_2(run, tmp_path):
+    data = tmp_path / "one.jsonl"
+    data.write_text(json.dumps(MESSAGES[0]) + "\n", encoding="utf-8")
+    run("ingest", str(data))
+    result = CliRunner().invoke(main, ["--path", str(tmp_path / "store"), "--embedder", "none", "search", "x", "--filter", "colour=red"])
     assert result.exit_code == 2 and "not a known filter" in result.output
     result = CliRunner().invoke(main, ["--redis-url", "redis://127.0.0.1:1/0", "--embedder", "none", "search", "x"])
     assert result.exit_code == 2 and "127.0.0.1:1" in result.output

@@ -28,6 +28,8 @@ class Group(click.Group):
         except LayeredMemoryError as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(2)
+        except BrokenPipeError:  # `layered-memory ... | head`: the reader left; click exits quietly
+            raise
         except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:  # unreadable files (agent import, ...)
             click.echo(f"error: {exc}", err=True)
             ctx.exit(2)

@@ -43,7 +43,7 @@ def _filters(items: tuple[str, ...]) -> dict[str, Any]:
 
 @click.group("agent")
 def agent_group() -> None:
-    """Agent context stores (seed 004): one memory per (user, agent).
+    """Agent context stores: one memory per (user, agent) of an agent's actions, tool calls and results.
 
     Example: layered-memory agent create 123 coder
     """

@@ -13,6 +13,7 @@ import click
 from ..config import LayeredMemorySettings
 from ..engine import LayeredMemory
 from ..errors import LayeredMemoryError
+from ..models import Message
 from ._base import open_memory, print_context, print_search
 
 
@@ -44,37 +45,84 @@ def demo(ctx: click.Context, keep: str | None) -> None:
                 print_search(mem.search(q, k=3))
 
 
-@click.command()
+FORMAT_HELP = """One JSON object per line, e.g.
+
+\b
+{"message_id": "m1", "chat_id": "telegram:42", "user_id": "u1", "content": "hi", "create_time": "2024-05-02T09:05:00Z"}
+
+Required: message_id, chat_id, user_id, content. Optional: role (user |
+assistant | system | tool, default user), user_name, create_time (ISO 8601 with a time zone, or Unix
+seconds), session_key (default chat_id), reply_message_id, root_message_id, metadata (an object).
+Blank lines are skipped; a message already stored (same chat_id and message_id) is not added again."""
+
+
+def _parse(no: int, line: str, tenant: str) -> dict[str, Any]:
+    """One line as a message dict, checked as the engine checks it; an error names the line."""
+    try:
+        row = json.loads(line.strip())
+    except json.JSONDecodeError as exc:
+        shown = line.strip()
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        raise click.ClickException(
+            f"line {no}: not JSON ({exc.msg} at column {exc.colno}): {shown!r}; fix the line or remove it"
+        ) from None
+    except RecursionError:
+        raise click.ClickException(f"line {no}: JSON nested too deeply to parse; flatten the line or remove it") from None
+    if not isinstance(row, dict):
+        raise click.ClickException(f"line {no}: a {type(row).__name__}, not a message object; write one JSON object per line")
+    try:
+        Message.build({**row, "tenant": tenant})
+    except LayeredMemoryError as exc:
+        raise click.ClickException(f"line {no}: {exc}") from None
+    return row
+
+
+def _ref(row: dict[str, Any]) -> tuple[Any, Any]:
+    return (row.get("chat_id"), row.get("message_id"))
+
+
+@click.command(epilog=FORMAT_HELP)
 @click.argument("file", type=click.File("r", encoding="utf-8"))
 @click.option("--batch", default=256, show_default=True, type=click.IntRange(min=1), help="Messages per batch.")
 @click.pass_context
 def ingest(ctx: click.Context, file: Any, batch: int) -> None:
-    """Add messages from a JSON Lines file (one seed 001 message object per line).
+    """Add messages from a JSON Lines file (one message object per line; the format is below).
+
+    Every line is checked before anything is written; an error names its line. Creates the store.
 
     Example: layered-memory ingest chat.jsonl
     """
     from tqdm import tqdm
 
     try:
-        lines = [line for line in file if line.strip()]
+        numbered = [(no, line) for no, line in enumerate(file, 1) if line.strip()]
     except UnicodeDecodeError as exc:
         raise click.ClickException(f"{file.name}: not UTF-8 text ({exc.reason} at byte {exc.start}); save the file as UTF-8") from None
-    with open_memory(ctx, create=True) as mem, tqdm(total=len(lines), unit="msg", file=sys.stderr, disable=len(lines) < 500) as bar:
-        for start in range(0, len(lines), batch):
-            chunk = []
-            for no, line in enumerate(lines[start : start + batch], start + 1):
+    with open_memory(ctx, create=True) as mem:
+        rows = [(no, _parse(no, line, mem.tenant_id)) for no, line in numbered]
+        seen: set[tuple[Any, Any]] = set()
+        added = again = 0
+        with tqdm(total=len(rows), unit="msg", file=sys.stderr, disable=len(rows) < 500) as bar:
+            for start in range(0, len(rows), batch):
+                part = rows[start : start + batch]
+                stored = {m.ref for m in mem.get_messages([_ref(r) for _, r in part]) if m is not None}
+                for _, r in part:
+                    ref = _ref(r)
+                    if ref in stored or ref in seen:
+                        again += 1
+                    else:
+                        added += 1
+                    seen.add(ref)
                 try:
-                    chunk.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise click.ClickException(f"line {no}: not JSON ({exc.msg}); fix the line or remove it") from None
-                except RecursionError:
-                    raise click.ClickException(f"line {no}: JSON nested too deeply to parse; flatten the line or remove it") from None
-            try:
-                mem.add_messages(chunk)
-            except LayeredMemoryError as exc:
-                raise click.ClickException(f"batch starting at line {start + 1}: {exc}") from None
-            bar.update(len(chunk))
-    click.echo(f"ingested {len(lines)} messages")
+                    mem.add_messages([r for _, r in part])
+                except LayeredMemoryError as exc:
+                    first, last = part[0][0], part[-1][0]
+                    raise click.ClickException(
+                        f"lines {first}-{last}: {exc} (the lines before {first} are stored; fix the line and run ingest "
+                        "again: stored messages are skipped)"
+                    ) from None
+                bar.update(len(part))
+    click.echo(f"ingested {added} messages" + (f" ({again} already stored, skipped)" if again else ""))
 
 
 @click.command()
@@ -82,7 +130,7 @@ def ingest(ctx: click.Context, file: Any, batch: int) -> None:
 @click.option("--k", default=10, show_default=True)
 @click.option("--route", type=click.Choice(["hybrid", "bm25", "dense"]), default="hybrid", show_default=True)
 @click.option("--filter", "filters", multiple=True, metavar="NAME=VALUE", help="e.g. --filter role=user")
-@click.option("--json", "as_json", is_flag=True, help="Print the seed 003 JSON result.")
+@click.option("--json", "as_json", is_flag=True, help='Print the result as JSON: {"hits": [{"id", "score", "text", "snippet", "meta"}], "total_found", "route_used"}.')
 @click.pass_context
 def search(ctx: click.Context, queries: tuple[str, ...], k: int, route: str, filters: tuple[str, ...], as_json: bool) -> None:
     """Hybrid search over stored messages.
