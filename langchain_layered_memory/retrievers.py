@@ -31,7 +31,8 @@ class LayeredMemoryRetriever(BaseRetriever):
     """Hybrid (BM25 + dense, RRF), ``bm25`` or ``dense`` search over the stored messages.
 
     Args:
-        memory: the engine (or a tenant handle).
+        memory: the engine (or a tenant handle); positional or ``memory=``, as for LlamaIndex's
+            ``LayeredMemoryRetriever``.
         user_id: when set, only this user's messages are searched (``memory.for_user``).
         k: hits per query (1..100); ``invoke(q, k=3)`` overrides it for one call.
         route: ``"hybrid"`` | ``"bm25"`` | ``"dense"``; per call too.
@@ -46,6 +47,15 @@ class LayeredMemoryRetriever(BaseRetriever):
     k: int = 4
     route: str = "hybrid"
     filters: dict[str, Any] = Field(default_factory=dict)
+
+    def __init__(self, memory: LayeredMemory | None = None, /, **data: Any) -> None:
+        if memory is not None:
+            if "memory" in data and data["memory"] is not memory:
+                raise TypeError("LayeredMemoryRetriever: pass the engine once, positionally or as memory=")
+            data["memory"] = memory
+        elif "mem" in data:  # LlamaIndex's spelling
+            data["memory"] = data.pop("mem")
+        super().__init__(**data)
 
     @field_validator("user_id")
     @classmethod

@@ -1,6 +1,6 @@
 """``LayeredMemoryRetriever``: the engine's hybrid search as a LlamaIndex retriever.
 
-    retriever = LayeredMemoryRetriever(mem, user_id="u1", k=5, filters={"role": "user"})
+    retriever = LayeredMemoryRetriever(memory=mem, user_id="u1", k=5, filters={"role": "user"})
     nodes = retriever.retrieve("where does the user live?")
     engine = RetrieverQueryEngine.from_args(retriever, llm=llm)
 
@@ -27,7 +27,8 @@ class LayeredMemoryRetriever(BaseRetriever):
     """Retrieve stored messages by hybrid (BM25 + dense), bm25 or dense search.
 
     Args:
-        mem: the engine handle (a tenant handle, bound to ``user_id`` when given).
+        memory: the engine handle (a tenant handle, bound to ``user_id`` when given); positional or
+            ``memory=``, as for LangChain's ``LayeredMemoryRetriever`` (``mem=`` still works).
         user_id: only this user's messages (an unbound handle searches the whole tenant).
         k: results per query (1-100). filters: the engine's search filters (role, session_key,
             chat_id, timestamp_from, timestamp_to, ...). route: hybrid | bm25 | dense.
@@ -38,8 +39,9 @@ class LayeredMemoryRetriever(BaseRetriever):
 
     def __init__(
         self,
-        mem: LayeredMemory,
+        memory: LayeredMemory | None = None,
         *,
+        mem: LayeredMemory | None = None,
         user_id: str | None = None,
         k: int = 5,
         filters: Mapping[str, Any] | None = None,
@@ -47,9 +49,12 @@ class LayeredMemoryRetriever(BaseRetriever):
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
     ) -> None:
+        if memory is not None and mem is not None and memory is not mem:
+            raise TypeError("LayeredMemoryRetriever: pass the engine once, as memory= (mem= is its old name)")
+        mem = memory if memory is not None else mem
         if not isinstance(mem, LayeredMemory):
             raise TypeError(
-                f"LayeredMemoryRetriever needs a layered_memory.LayeredMemory as mem, got {type(mem).__name__}; "
+                f"LayeredMemoryRetriever needs a layered_memory.LayeredMemory as memory, got {type(mem).__name__}; "
                 "build one with LayeredMemory.embedded(path)"
             )
         self._mem = shared_tools.bind(mem, user_id)  # type: ignore[assignment]  # "" is refused, None binds nothing
@@ -58,6 +63,10 @@ class LayeredMemoryRetriever(BaseRetriever):
         self._route = route
         self._mem.plan_search("check", filters=self._filters, k=k, route=route)  # fail early, not at the first query
         super().__init__(callback_manager=callback_manager, verbose=verbose)
+
+    @property
+    def memory(self) -> LayeredMemory:
+        return self._mem
 
     @property
     def mem(self) -> LayeredMemory:
