@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from qdrant_client import models
+from ._lazy import qdrant_models as models
 
 from .errors import ConfigurationError
 from .index.points import (  # noqa: F401  (re-exported: the write side's callers import them from here)

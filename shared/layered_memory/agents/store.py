@@ -28,7 +28,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from qdrant_client import models
+from .._lazy import qdrant_models as models
 
 from ..errors import InvalidInputError, NotFoundError
 from ..models import iso, parse_time, utcnow

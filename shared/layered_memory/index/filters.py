@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Union
 
-from qdrant_client import models
+from .._lazy import qdrant_models as models
 
 from ..models import parse_time
 

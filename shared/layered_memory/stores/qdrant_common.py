@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from qdrant_client import models
+from .._lazy import qdrant_models as models
 
 from ..errors import CapabilityError, InvalidInputError, SchemaMismatch
 from .base import PAYLOAD_INDEXES, IndexHit, SparseVector, VectorPoint

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import qdrant_edge as qe
-from qdrant_client import models
+from .._lazy import qdrant_models as models
 
 from ..errors import (
     BackendError,

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from qdrant_client import models
+from .._lazy import qdrant_models as models
 
 from .._async import async_twins
 from ..context import MemoryLine
