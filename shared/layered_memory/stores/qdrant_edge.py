@@ -529,8 +529,10 @@ def _edge_errors(op: str, path: Path) -> Iterator[None]:
         if "WouldBlock" in msg:
             raise BackendUnavailable(
                 f"Qdrant Edge directory {path} is already open by another opener (another process, or another "
-                f"QdrantEdgeVectorIndex/EdgeShard in this process): its WAL lock is held. Only one opener per "
-                f"directory is possible; close the other one, or give this one its own root_dir",
+                f"QdrantEdgeVectorIndex/EdgeShard in this process): its WAL lock is held. The embedded store is one "
+                f"process at a time: stop the other process (a running bot, a CLI command, another web worker) or "
+                f"close the other LayeredMemory, or give this one its own directory; for several processes use the "
+                f"server backends (--redis-url / LAYERED_MEMORY_REDIS__URL, with --qdrant-url for vectors)",
                 backend=BACKEND,
                 op=op,
             ) from exc
