@@ -29,6 +29,7 @@ from .index.points import message_point_id, point_id, scope_filter
 from .indexing import OUTBOX, drop_intent, scroll_all
 from .index import Scope
 from .models import Message, MessageRef
+from .progress import report
 
 if TYPE_CHECKING:
     from .runtime import Runtime
@@ -179,6 +180,7 @@ def reindex_summaries(tn: Tenant) -> int:
         with core.write_lock:
             summarizer.index_summaries(list(latest.values()))
         n += len(latest)
+        report("topic summaries indexed", n, len(topics))
     return n
 
 
@@ -339,8 +341,13 @@ def reindex(tn: Tenant) -> int:
         n = core.indexer.flush(tn.tenant_id)
         core.indexer.orphan_messages(tn.tenant_id)
     if core.records.count_docs(tn.tenant_id, ITEMS) or core.records.count_docs(tn.tenant_id, USER_ITEMS):
-        n += Items(tn.core, tn.scope).reindex()
-    n += reindex_summaries(tn) + reindex_agents(tn)
+        items = Items(tn.core, tn.scope).reindex()
+        report("items indexed", items, items)
+        n += items
+    n += reindex_summaries(tn)
+    agents = reindex_agents(tn)
+    report("agent interactions indexed", agents, agents)
+    n += agents
     check(tn, repair=True)  # orphans of items, summaries and agents; topic counters
     return n
 

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ._lazy import qdrant_models as models
+from .progress import report
 
 from .errors import ConfigurationError
 from .index.points import (  # noqa: F401  (re-exported: the write side's callers import them from here)
@@ -237,6 +238,7 @@ class Indexer:
                 self.records.mark_indexed(tenant, sorted(missing))
             self.index_messages(tenant, msgs, carry, legacy=legacy)
             done += len(msgs)
+            report("messages indexed", done)
         if legacy:
             self.records.delete_docs(tenant, INDEX_UPGRADES, [MESSAGE_POINTS_V2])
             self._upgraded.add(tenant)

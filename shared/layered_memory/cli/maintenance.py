@@ -3,10 +3,55 @@
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import click
 
+from ..progress import progress_to
 from ._base import open_memory
+
+
+@contextmanager
+def progress_bars(enabled: bool = True) -> Iterator[None]:
+    """One tqdm bar per stage the work reports (on stderr; off with --quiet or when stderr is not a terminal
+    and nothing long runs: tqdm draws nothing below its own refresh interval)."""
+    from tqdm import tqdm
+
+    bars: dict[str, Any] = {}
+
+    def show(stage: str, done: int, total: int | None) -> None:
+        bar = bars.get(stage)
+        if bar is None:
+            bar = bars[stage] = tqdm(desc=stage, total=total, unit="", file=sys.stderr, disable=not enabled,
+                                     dynamic_ncols=True, leave=True)
+        if total is not None and bar.total != total:
+            bar.total = total
+        bar.update(done - bar.n)
+
+    try:
+        with progress_to(show):
+            yield
+    finally:
+        for bar in bars.values():
+            bar.close()
+
+
+@click.command()
+@click.option("--quiet", is_flag=True, help="No progress bars.")
+@click.pass_context
+def process(ctx: click.Context, quiet: bool) -> None:
+    """Do the background work of the tenant now: index pending messages, thread messages into topics,
+    write topic and session summaries, extract knowledge. Each step is idempotent (safe to re-run after a
+    crash); progress bars go to stderr. Run it after a bulk `ingest`.
+
+    Example: layered-memory ingest chat.jsonl && layered-memory process
+    """
+    with open_memory(ctx) as mem, progress_bars(not quiet):
+        done = mem.process()
+    click.echo(", ".join(f"{name} {n}" for name, n in done.items()))
 
 
 @click.command()
@@ -26,17 +71,18 @@ def optimize(ctx: click.Context) -> None:
 
 @click.command()
 @click.option("--recreate", is_flag=True, help="Drop the vector collections first and re-index every tenant (to switch embedders).")
+@click.option("--quiet", is_flag=True, help="No progress bars.")
 @click.pass_context
-def reindex(ctx: click.Context, recreate: bool) -> None:
+def reindex(ctx: click.Context, recreate: bool, quiet: bool) -> None:
     """Rebuild the vector index of the tenant from the record store.
 
     Example: layered-memory --embedder e5 reindex --recreate
     """
     if recreate:
-        with open_memory(ctx, recreate_index=True):
+        with progress_bars(not quiet), open_memory(ctx, recreate_index=True):
             click.echo("recreated the vector collections and re-indexed every tenant")
         return
-    with open_memory(ctx) as mem:
+    with open_memory(ctx) as mem, progress_bars(not quiet):
         n = mem.reindex()
     click.echo(f"reindexed {n} records")
 

@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .._lazy import qdrant_models as models
+from ..progress import report
 
 from .._async import async_twins
 from ..context import MemoryLine
@@ -131,6 +132,7 @@ class TopicRuntime:
                 done["threaded"] += n
                 if n == 0:
                     break
+                report("messages threaded", done["threaded"])
             store = self.store(tenant)
             if self.settings.summary_interval_seconds and time.monotonic() - self.last_schedule >= min(60.0, self.settings.summary_interval_seconds):
                 self.last_schedule = time.monotonic()
@@ -149,12 +151,17 @@ class TopicRuntime:
             jobs = store.jobs(limit=100)
             if not jobs:
                 return n
-            for topic_id, job in jobs:
-                doc = summarizer.summarize(topic_id, job.get("trigger", "manual"))
+            docs = []
+            for topic_id, job in jobs:  # the summaries of a page are embedded in one batch
+                doc = summarizer.summarize(topic_id, job.get("trigger", "manual"), index=False)
                 if doc is not None:
-                    n += 1
-                    self.summary_written(tenant, doc)
-                store.done_jobs([topic_id])
+                    docs.append(doc)
+            summarizer.index_summaries(docs)
+            for doc in docs:
+                n += 1
+                self.summary_written(tenant, doc)
+            store.done_jobs([topic_id for topic_id, _ in jobs])
+            report("topic summaries", n)
 
     def summary_written(self, tenant: str, doc: dict[str, Any]) -> None:
         if self.on_summary is not None:

@@ -184,8 +184,10 @@ class Summarizer:
         msgs.sort(key=lambda m: (m.create_time, m.seq or 0))
         return msgs
 
-    def summarize(self, topic_id: str, trigger: str = "manual") -> dict[str, Any] | None:
-        """Write a new summary version of the topic. Returns the summary document (None: no messages)."""
+    def summarize(self, topic_id: str, trigger: str = "manual", *, index: bool = True) -> dict[str, Any] | None:
+        """Write a new summary version of the topic. Returns the summary document (None: no messages).
+        ``index=False``: the caller indexes it (``index_summaries`` embeds a batch in one call); a crash in
+        between leaves a missing point that the open check and ``doctor --repair`` re-create."""
         topic = self.store.get([topic_id])[0]
         if topic is None:
             return None
@@ -225,7 +227,8 @@ class Summarizer:
             "last_summary_time": iso(now), "keywords": keywords,
         })
         self.store.put([topic])
-        self.index_summaries([doc])
+        if index:
+            self.index_summaries([doc])
         logger.info("topic summary v%d of %s (%s, trigger %s)", version, topic_id, method, trigger)
         return doc
 
