@@ -214,4 +214,4 @@ def test_cli_agent_commands(tmp_path):
     bad = runner.invoke(cli_main, [*base, "agent", "prune", "123", "coder"])
     assert bad.exit_code == 2 and "call clear() to delete everything" in bad.output
     bad = runner.invoke(cli_main, [*base, "agent", "create", "1_a", "b"])
-    assert bad.exit_code == 2 and "user_id='1_a'" in bad.output
+    assert bad.exit_code == 2 and "USER_ID '1_a'" in bad.output  # named as the argument the user typed

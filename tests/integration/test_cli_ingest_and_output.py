@@ -59,3 +59,15 @@ def test_output_into_a_closed_pipe_is_quiet(tmp_path):
     proc = subprocess.run(f"{sys.executable} -m layered_memory.cli --embedder none demo | head -1", shell=True,
                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
     assert proc.stdout.startswith("Stored 20 messages") and "Broken pipe" not in proc.stderr, proc.stderr
+
+
+def test_errors_name_the_flag_and_suggest_a_flag(ingest, tmp_path):
+    assert ingest(row("a")).exit_code == 0
+    store = ["--path", str(tmp_path / "store"), "--embedder", "none"]
+    cases = [(["search", "x", "--k", "0"], "error: --k 0: must be an integer from 1 to 100; e.g. --k 10"),
+             (["context", "u1", "c1", "--max-tokens", "0"], "error: --max-tokens 0: "),
+             (["search", "x", "--filter", "colour=red"], "error: --filter 'colour': is not a known filter")]
+    for args, start in cases:
+        result = CliRunner().invoke(main, [*store, *args])
+        assert result.exit_code == 2 and result.stderr.startswith(start), result.stderr
+        assert "k=10" not in result.stderr and "max_tokens=" not in result.stderr

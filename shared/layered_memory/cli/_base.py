@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..config import LayeredMemorySettings
 from ..engine import LayeredMemory
-from ..errors import LayeredMemoryError
+from ..errors import InvalidInputError, LayeredMemoryError
 from ..models import ContextMessage, SearchResult
 
 
@@ -26,7 +26,7 @@ class Group(click.Group):
         try:
             return super().invoke(ctx)
         except LayeredMemoryError as exc:
-            click.echo(f"error: {exc}", err=True)
+            click.echo(f"error: {cli_message(exc)}", err=True)
             ctx.exit(2)
         except BrokenPipeError:  # `layered-memory ... | head`: the reader left; click exits quietly
             raise
@@ -41,6 +41,32 @@ class Group(click.Group):
         except ValidationError as exc:  # a bad LAYERED_MEMORY_* value: one line, not a traceback
             click.echo(f"error: {settings_error(exc)}", err=True)
             ctx.exit(2)
+
+
+# The engine names its arguments; from the shell the user typed these flags (the fix names the flag too).
+CLI_FLAGS: dict[str, tuple[str, str]] = {
+    "k": ("--k", "e.g. --k 10"),
+    "max_tokens": ("--max-tokens", "e.g. --max-tokens 2000"),
+    "route": ("--route", "use --route hybrid, bm25 or dense"),
+    "filters": ("--filter", "e.g. --filter role=user"),
+    "query": ("--query", 'e.g. --query "payments pod"'),
+    "queries": ("QUERIES", 'e.g. layered-memory search "payments pod"'),
+    "user_id": ("USER_ID", "e.g. layered-memory context u1 telegram:42"),
+    "session_id": ("SESSION_ID", "e.g. layered-memory context u1 telegram:42"),
+    "max_vectors": ("--max-vectors", "e.g. --max-vectors 100000"),
+    "days": ("--days", "e.g. --days 30"),
+    "period_days": ("--period-days", "e.g. --period-days 14"),
+}
+
+
+def cli_message(exc: LayeredMemoryError) -> str:
+    """The error as the shell user sees it: a bad argument is named by its flag, and the fix is a flag."""
+    if isinstance(exc, InvalidInputError) and exc.field in CLI_FLAGS:
+        flag, example = CLI_FLAGS[exc.field]
+        value = exc.value if isinstance(exc.value, (str, int, float)) else str(exc)
+        fix = exc.fix if "=" not in exc.fix and "(" not in exc.fix else example
+        return f"{flag} {value!r}: {exc.rule}; {fix}"
+    return str(exc)
 
 
 ENV_PREFIX = "LAYERED_MEMORY_"
