@@ -12,7 +12,7 @@ import re
 import uuid
 from typing import Any
 
-from qdrant_client import models
+from .._lazy import qdrant_models as models
 
 from ..models import Message, MessageRef, iso
 
