@@ -190,7 +190,7 @@ class LayeredMemory:
         cls, settings: LayeredMemorySettings | None = None, *, embedder: Any = None, chat_model: Any = None,
         recreate_index: bool = False, repair_index: bool = True,
     ) -> LayeredMemory:
-        """From ``LAYERED_MEMORY_*`` (or ``settings``): records in Redis (``redis.url``) or SQLite under
+        """From ``LAYERED_MEMORY_*`` (or ``settings``): records in PostgreSQL or Redis (their urls), else SQLite under
         ``data_dir``; vectors on the Qdrant server at ``qdrant.url``, else Qdrant Edge (SQLite only)."""
         settings = settings or LayeredMemorySettings()
         emb = embedder if embedder is not None else settings.embedder

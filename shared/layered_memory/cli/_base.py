@@ -118,8 +118,8 @@ def settings_of(path: str | None, tenant: str | None, redis_url: str | None, qdr
 
 
 def record_file(settings: LayeredMemorySettings) -> str | None:
-    """The SQLite record file an embedded store keeps (None when the records live in Redis)."""
-    if settings.redis.url:
+    """The SQLite record file an embedded store keeps (None when the records live on a server)."""
+    if settings.redis.url or settings.postgres.url:
         return None
     return settings.sqlite.path or os.path.join(settings.data_dir, "records.sqlite3")
 
