@@ -14,10 +14,13 @@ from pathlib import Path
 import pytest
 
 README = Path(__file__).resolve().parents[2] / "README.md"
-BLOCKS = [(m.group(1), m.group(2), README.read_text(encoding="utf-8")[: m.start()].count("\n") + 1)
-          for m in re.finditer(r"```(\w+)\n(.*?)```", README.read_text(encoding="utf-8"), re.S)]
-PYTHON = [(code, line) for lang, code, line in BLOCKS if lang == "python"]
-SHELL = [(code, line) for lang, code, line in BLOCKS if lang == "bash" and "pip install" not in code]
+TEXT = README.read_text(encoding="utf-8")
+SERVERS = "<!-- readme-test: needs servers -->\n"  # put right before a block that connects to named servers
+BLOCKS = [(m.group(1), m.group(2), TEXT[: m.start()].count("\n") + 1, TEXT[: m.start()].endswith(SERVERS))
+          for m in re.finditer(r"```(\w+)\n(.*?)```", TEXT, re.S)]
+PYTHON = [(code, line) for lang, code, line, servers in BLOCKS if lang == "python" and not servers]
+NEEDS_SERVERS = [(code, line) for lang, code, line, servers in BLOCKS if lang == "python" and servers]
+SHELL = [(code, line) for lang, code, line, _ in BLOCKS if lang == "bash" and "pip install" not in code]
 
 
 def env() -> dict[str, str]:
@@ -25,7 +28,15 @@ def env() -> dict[str, str]:
 
 
 def test_the_readme_has_its_blocks():
-    assert len(PYTHON) == 6 and len(SHELL) == 1  # a new block is run too: count it here
+    assert len(PYTHON) == 6 and len(SHELL) == 1 and len(NEEDS_SERVERS) == 1  # a new block is run too: count it here
+
+
+@pytest.mark.parametrize("code, line", NEEDS_SERVERS, ids=[f"python-line-{line}" for _, line in NEEDS_SERVERS])
+def test_block_that_needs_servers_compiles_and_imports(code, line):
+    compile(code, f"README.md:{line}", "exec")
+    imports = "\n".join(x for x in code.splitlines() if x.startswith(("import ", "from ")))
+    assert imports, f"README.md line {line}: the block imports nothing it uses"
+    exec(compile(imports, f"README.md:{line}", "exec"), {})
 
 
 @pytest.mark.parametrize("code, line", PYTHON, ids=[f"python-line-{line}" for _, line in PYTHON])
