@@ -10,7 +10,8 @@ import click
 from ._base import Group, open_memory
 from .agents import agent_group
 from .commands import context, demo, ingest, search
-from .maintenance import doctor, optimize, process, reindex
+from .maintenance import doctor, optimize, process, reindex, status
+from .topics import topics_group
 
 
 @click.group(cls=Group)
@@ -30,7 +31,7 @@ def main(ctx: click.Context, path: str | None, tenant: str | None, embedder: str
                "open_memory": open_memory}  # sub-command groups (agents/cli.py) open the engine through it
 
 
-for command in (demo, ingest, search, context, process, optimize, reindex, doctor, agent_group):
+for command in (demo, ingest, search, context, process, optimize, reindex, doctor, status, agent_group, topics_group):
     main.add_command(command)
 
 if __name__ == "__main__":  # pragma: no cover

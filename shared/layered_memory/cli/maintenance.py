@@ -110,3 +110,26 @@ def doctor(ctx: click.Context, repair: bool, as_json: bool) -> None:
         click.echo(("repaired; now " if report.get("repaired") else "") + state)
     if not report["ok"]:
         ctx.exit(1)
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """The tenant's indexing: pending records per kind, index lag, failures and the last error, and the
+    HNSW state per vector collection. Opening the store checks it without indexing anything, so the
+    lag and errors are this process's; pending counts come from the record store (every process).
+
+    Example: layered-memory status
+    """
+    with open_memory(ctx, repair_index=False) as mem:
+        report = mem.status()
+    if as_json:
+        click.echo(json.dumps(report, ensure_ascii=False, indent=2, default=str))
+        return
+    click.echo(f"mode {report['mode']}; pending " + ", ".join(f"{k} {v}" for k, v in report["pending"].items()))
+    if "lag_seconds" in report:
+        click.echo(f"index lag {report['lag_seconds']} s (recent P50 {report['lag_p50_seconds']} s, P95 {report['lag_p95_seconds']} s); "
+                   f"failing {report['failing']}; last error {report['last_error'] or '-'}")
+    for name, h in report["hnsw"].items():
+        click.echo(f"  {name}: " + ", ".join(f"{k} {v}" for k, v in h.items() if v is not None))

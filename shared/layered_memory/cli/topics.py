@@ -15,7 +15,7 @@ import click
 
 
 def _open(ctx: click.Context) -> Any:
-    """The engine of the root command's options (``ctx.obj["open_memory"]``, as ``agents/cli.py`` does)."""
+    """The engine of the root command's options (``ctx.obj["open_memory"]``, as ``cli/agents.py`` does)."""
     root = ctx.find_root()
     return root.obj["open_memory"](root)
 
