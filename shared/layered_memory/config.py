@@ -68,7 +68,9 @@ class QdrantSettings(_Section):
 
 class RetrievalSettings(_Section):
     """Defaults measured on LoCoMo (benchmarks/retrieval.py): index each turn as "Speaker: text"
-    after the previous turn, fuse BM25 and dense with RRF k=2, dense weight 0.5, 50 candidates each."""
+    after the previous turn, take 50 candidates per side, fuse them by ``fusion`` ("rrf" uses rrf_k
+    and dense_weight / sparse_weight inside the index) and rerank them with the second-stage signals
+    (layered_memory.retrieval.rerank; a weight of 0 turns one off). README: "The second stage"."""
 
     k1: float = 1.2
     b: float = 0.75
@@ -79,6 +81,19 @@ class RetrievalSettings(_Section):
     sparse_weight: float = Field(1.0, ge=0)
     prefetch_limit: int = Field(50, ge=1, le=1000)
     max_query_chars: int = 2_000
+    # Second stage over the fused candidates (layered_memory.retrieval.rerank); a weight of 0 turns a signal off.
+    fusion: Literal["rrf", "zscore", "dbsf", "adaptive"] = "adaptive"
+    fusion_dense_weight: float = Field(1.0, ge=0)  # dense weight of the score fusions (sparse_weight is the other)
+    adaptive_top: int = Field(3, ge=1, le=50)
+    adaptive_power: float = Field(1.0, ge=0, le=4)
+    neighbour_weight: float = Field(0.4, ge=0)
+    neighbour_span: int = Field(1, ge=1, le=10)
+    session_weight: float = Field(0.3, ge=0)
+    speaker_weight: float = Field(0.7, ge=0)
+    phrase_weight: float = Field(0.0, ge=0)
+    time_weight: float = Field(0.8, ge=0)
+    time_decay: float = Field(1.0, ge=0)
+    time_anchor: Literal["now", "latest"] = "now"  # relative dates: against the clock, or the newest candidate (imported history)  # boost outside the window: exp(-gap / (window width x time_decay))
 
 
 class MemorySettings(_Section):

@@ -1,7 +1,9 @@
 """Running a search plan: routes hybrid | bm25 | dense, fallback to bm25, hits with snippets.
 
-With a vector index, BM25 is a sparse vector and fusion (RRF) runs inside Qdrant. Without one
-(seed 002's Redis-only core) BM25 runs in-process over the RecordStore.
+With a vector index, BM25 is a sparse vector; the hybrid route fuses each side's candidates and
+reranks them with the second stage (``retrieval.rerank``: adaptive fusion, neighbour, session,
+speaker and time signals), or runs RRF inside Qdrant with ``fusion="rrf"`` and no signals. Without
+one (seed 002's Redis-only core) BM25 runs in-process over the RecordStore.
 """
 
 from __future__ import annotations
@@ -104,7 +106,7 @@ class SearchService:
             depth = max(plan.k, min(self.settings.prefetch_limit, 100)) if len(plan.queries) > 1 else plan.k
             for i, q in enumerate(plan.queries):
                 vector = dense_vecs[i] if dense_vecs is not None else None
-                hits = self.coll.query(q, spec, k=depth, route=route, vector=vector).hits
+                hits = self.coll.query(q, spec, k=depth, route=route, vector=vector, signals=True).hits
                 per_query.append([(h.id, h.score, h.payload) for h in hits])  # point ids: message ids repeat across chats
             route_used = route
         timings["retrieve"] = _ms(t0)

@@ -25,7 +25,8 @@ from ..errors import CapabilityError
 from ..providers.base import Embedder
 from ..retrieval.analyzer import Analyzer
 from ..retrieval.bm25 import BM25Encoder, BM25Scorer
-from ..stores.base import IndexHit, SparseVector, VectorIndex, VectorPoint
+from ..retrieval.rerank import SIGNAL_KEYS, Candidate, SecondStage, has_signals
+from ..stores.base import IndexHit, IndexQuery, SparseVector, VectorIndex, VectorPoint
 from .filters import FilterSpec
 
 logger = logging.getLogger(__name__)
@@ -130,9 +131,16 @@ class IndexedCollection:
         route: str = "hybrid",
         vector: Sequence[float] | None = None,
         depth: int | None = None,
+        signals: bool = False,
+        now: Any = None,
     ) -> Found:
         """Hybrid (BM25 + dense, weighted RRF inside the index), bm25 or dense; ``vector`` is the query's
-        embedding when the caller has it. The embedder failing or missing turns hybrid into bm25 and says so."""
+        embedding when the caller has it. The embedder failing or missing turns hybrid into bm25 and says so.
+
+        Hybrid with ``signals`` (the message search) and ``settings.fusion`` other than "rrf" or a
+        second-stage weight set fuses client-side (:mod:`layered_memory.retrieval.rerank`); other kinds
+        keep weighted RRF inside the index (the second stage is measured on messages only); ``now``
+        anchors relative time expressions (default: ``settings.time_anchor``)."""
         if self.index is None:
             raise CapabilityError(f"{self.name}: no vector index configured; use query_records (the core mode)")
         self.ensure()
@@ -164,6 +172,10 @@ class IndexedCollection:
         t0 = time.perf_counter()
         s = self.settings
         limit = max(k, depth or k)
+        if route_used == "hybrid" and signals and (s.fusion != "rrf" or has_signals(s)):  # a side may be empty
+            hits = self._second_stage(text, dense, sparse, spec, limit, now=now)
+            timings["retrieve"] = round((time.perf_counter() - t0) * 1000, 3)
+            return Found(hits, route_used, reason, timings)
         hits = self.index.query(
             self.name, dense=dense, sparse=sparse, filter=spec.to_qdrant(), limit=limit,
             prefetch_limit=max(s.prefetch_limit, limit), rrf_k=s.rrf_k,
@@ -171,6 +183,41 @@ class IndexedCollection:
         )
         timings["retrieve"] = round((time.perf_counter() - t0) * 1000, 3)
         return Found(hits, route_used, reason, timings)
+
+    def _second_stage(
+        self, text: str, dense: list[float] | None, sparse: SparseVector | None, spec: FilterSpec, limit: int, *, now: Any
+    ) -> list[IndexHit]:
+        """Each side's top ``prefetch_limit`` with its scores (two index queries carrying only the payload
+        keys the signals read), fused client-side by ``settings.fusion`` and reranked by the second-stage
+        signals; the whole payload is read for the best ``limit`` only."""
+        s = self.settings
+        flt = spec.to_qdrant()
+        depth = max(s.prefetch_limit, limit)
+        keys = [*SIGNAL_KEYS, "text"] if s.phrase_weight > 0 else list(SIGNAL_KEYS)
+        cands: dict[str, Candidate] = {}
+        sides: list[tuple[str, list[IndexHit]]] = []
+        if dense is not None and sparse is not None:  # Qdrant Edge plans both as one batch
+            found_dense, found_sparse = self.index.query_sides(  # type: ignore[union-attr]
+                self.name, IndexQuery(dense=dense, filter=flt, limit=depth, prefetch_limit=depth, payload=keys),
+                IndexQuery(sparse=sparse, filter=flt, limit=depth, prefetch_limit=depth, payload=keys),
+            )
+            sides = [("dense", found_dense), ("sparse", found_sparse)]
+        else:
+            for side, kwargs in (("dense", {"dense": dense}), ("sparse", {"sparse": sparse})):
+                if next(iter(kwargs.values())) is not None:  # a query of stop words only has no BM25 side
+                    sides.append((side, self.index.query(self.name, filter=flt, limit=depth, prefetch_limit=depth, payload=keys, **kwargs)))  # type: ignore[union-attr]
+        for side, found in sides:
+            for rank, h in enumerate(found):
+                c = cands.get(h.id)
+                if c is None:
+                    c = cands[h.id] = Candidate(key=h.id, payload=h.payload)
+                c.scores[side] = float(h.score)
+                c.ranks[side] = rank
+        ranked = SecondStage(s, self.analyzer).rank(text, list(cands.values()), k=limit, now=now)
+        if not ranked:
+            return []
+        full = {h.id: h.payload for h in self.index.retrieve(self.name, [str(c.key) for c in ranked])}  # type: ignore[union-attr]
+        return [IndexHit(id=str(c.key), score=c.score, payload=full[str(c.key)]) for c in ranked if str(c.key) in full]
 
     def query_records(
         self, text: str, spec: FilterSpec, records: Iterable[tuple[str, dict[str, Any], str]], *, k: int = 10

@@ -149,6 +149,7 @@ class IndexQuery:
     prefetch_limit: int = 100
     rrf_k: int = 60
     weights: tuple[float, float] | None = None
+    payload: bool | Sequence[str] = True  # the whole payload, none, or only these keys (cheaper for many candidates)
 
     @classmethod
     def of(cls, request: IndexQuery | None, keywords: Mapping[str, Any]) -> IndexQuery:
@@ -206,6 +207,10 @@ class VectorIndex(Protocol):
 
     def query(self, name: str, request: IndexQuery | None = None, /, **keywords: Any) -> list[IndexHit]:
         """Run one :class:`IndexQuery` (or its fields as keywords: ``IndexQuery.of``), best first."""
+
+    def query_sides(self, name: str, dense: IndexQuery, sparse: IndexQuery) -> tuple[list[IndexHit], list[IndexHit]]:
+        """Two single-side queries (a dense one and a sparse one), each with its own scores, unfused: the
+        input of a client-side fusion. A backend may plan them as one batch."""
 
     def count(self, name: str, filter: Any = None) -> int: ...
 

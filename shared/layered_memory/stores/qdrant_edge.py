@@ -451,6 +451,7 @@ class QdrantEdgeVectorIndex:
         rrf_k: int = qc.DEFAULT_RRF_K,
         weights: tuple[float, float] | None = None,
         filter_in_prefetch: bool = False,
+        payload: bool | Sequence[str] = True,
     ) -> qe.QueryRequest:
         """Build (not run) the Edge request for ``query``. ``filter_in_prefetch`` repeats the filter in each
         prefetch instead of the top level (same results; kept for the conformance test)."""
@@ -459,6 +460,7 @@ class QdrantEdgeVectorIndex:
         qc.check_dense(dense, col.schema.dense_dim, name=name, field="dense")
         qc.check_sparse(sparse, field="sparse")
         f = to_edge_filter(qc.as_filter(filter))
+        with_payload = payload if isinstance(payload, bool) else [str(k) for k in payload]
         nearest = []
         if dense is not None:
             nearest.append(qe.Query.Nearest([float(x) for x in dense], using=qc.DENSE))
@@ -466,7 +468,7 @@ class QdrantEdgeVectorIndex:
             sv = qe.SparseVector(list(sparse.indices), [float(x) for x in sparse.values])
             nearest.append(qe.Query.Nearest(sv, using=qc.SPARSE))
         if len(nearest) == 1:
-            return qe.QueryRequest(limit=limit, query=nearest[0], filter=f, with_payload=True, with_vector=False)
+            return qe.QueryRequest(limit=limit, query=nearest[0], filter=f, with_payload=with_payload, with_vector=False)
         inner = f if filter_in_prefetch else None
         prefetches = [qe.Prefetch(limit=prefetch_limit, query=q, filter=inner) for q in nearest]
         fusion = qe.Fusion.Rrf(k=rrf_k, weights=[float(w) for w in weights] if weights is not None else None)
@@ -475,7 +477,7 @@ class QdrantEdgeVectorIndex:
             prefetches=prefetches,
             query=fusion,
             filter=None if filter_in_prefetch else f,
-            with_payload=True,
+            with_payload=with_payload,
             with_vector=False,
         )
 
@@ -487,12 +489,21 @@ class QdrantEdgeVectorIndex:
     def query(self, name: str, request: IndexQuery | None = None, /, **keywords: Any) -> list[IndexHit]:
         """Dense only, sparse only, or both fused by weighted RRF inside the engine; the filter applies inside
         the prefetches, so a tenant filter never lets another tenant's point into the candidate lists."""
-        q = IndexQuery.of(request, keywords)
-        planned = self.plan_query(
+        return self.run_query(name, self._plan(name, IndexQuery.of(request, keywords)))
+
+    def _plan(self, name: str, q: IndexQuery) -> qe.QueryRequest:
+        return self.plan_query(
             name, dense=q.dense, sparse=q.sparse, filter=q.filter, limit=q.limit,
-            prefetch_limit=q.prefetch_limit, rrf_k=q.rrf_k, weights=q.weights,
+            prefetch_limit=q.prefetch_limit, rrf_k=q.rrf_k, weights=q.weights, payload=q.payload,
         )
-        return self.run_query(name, planned)
+
+    def query_sides(self, name: str, dense: IndexQuery, sparse: IndexQuery) -> tuple[list[IndexHit], list[IndexHit]]:
+        """Both single-side queries planned as one Edge batch (one pass over the segments)."""
+        requests = [self._plan(name, dense), self._plan(name, sparse)]
+        col = self._collection(name)
+        with _edge_errors("query", col.path):
+            got = col.shard.query_batch(qe.QueryBatchRequest(requests))
+        return [_hit(p) for p in got[0]], [_hit(p) for p in got[1]]
 
     def scroll(
         self, name: str, *, filter: Any = None, limit: int = 256, offset: Any = None, with_vectors: bool = False

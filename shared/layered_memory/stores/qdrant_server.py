@@ -244,6 +244,7 @@ class QdrantVectorIndex:
         prefetch_limit: int = 100,
         rrf_k: int = qc.DEFAULT_RRF_K,
         weights: tuple[float, float] | None = None,
+        payload: bool | Sequence[str] = True,
     ) -> dict[str, Any]:
         """Build (not run) the ``query_points`` keyword arguments for ``query``."""
         schema = self._schema(name)
@@ -257,7 +258,8 @@ class QdrantVectorIndex:
         if sparse is not None:
             sv = models.SparseVector(indices=list(sparse.indices), values=[float(x) for x in sparse.values])
             legs.append((sv, qc.SPARSE))
-        base = {"collection_name": name, "query_filter": f, "limit": limit, "with_payload": True, "with_vectors": False}
+        with_payload = payload if isinstance(payload, bool) else [str(k) for k in payload]
+        base = {"collection_name": name, "query_filter": f, "limit": limit, "with_payload": with_payload, "with_vectors": False}
         if len(legs) == 1:
             return {**base, "query": legs[0][0], "using": legs[0][1]}
         prefetch = [models.Prefetch(query=q, using=using, limit=prefetch_limit) for q, using in legs]
@@ -270,11 +272,15 @@ class QdrantVectorIndex:
         q = IndexQuery.of(request, keywords)
         kwargs = self.plan_query(
             name, dense=q.dense, sparse=q.sparse, filter=q.filter, limit=q.limit,
-            prefetch_limit=q.prefetch_limit, rrf_k=q.rrf_k, weights=q.weights,
+            prefetch_limit=q.prefetch_limit, rrf_k=q.rrf_k, weights=q.weights, payload=q.payload,
         )
         with self._errors("query", name):
             points = self.client.query_points(**kwargs).points
         return [IndexHit(id=str(p.id), score=float(p.score), payload=dict(p.payload or {})) for p in points]
+
+    def query_sides(self, name: str, dense: IndexQuery, sparse: IndexQuery) -> tuple[list[IndexHit], list[IndexHit]]:
+        """Both single-side queries, one request each."""
+        return self.query(name, dense), self.query(name, sparse)
 
     def scroll(
         self, name: str, *, filter: Any = None, limit: int = 256, offset: Any = None, with_vectors: bool = False

@@ -298,6 +298,26 @@ class VectorIndexConformance:
             loaded.query(COL, {"dense": q.tolist()})
 
 
+    def test_payload_keys_select_what_comes_back(self, loaded):
+        q, s = query_vectors(5)
+        full = loaded.query(COL, dense=q.tolist(), limit=5)
+        some = loaded.query(COL, dense=q.tolist(), limit=5, payload=["user_id"])
+        none = loaded.query(COL, sparse=s, limit=5, payload=False)
+        assert [h.id for h in some] == [h.id for h in full] and [h.score for h in some] == pytest.approx([h.score for h in full])
+        assert all(set(h.payload) <= {"user_id"} for h in some) and any(h.payload for h in some)
+        assert all(not h.payload for h in none) and none
+
+
+    def test_query_sides_equals_each_side_alone(self, loaded):
+        q, s = query_vectors(7)
+        flt, _ = FILTERS["keyword"]
+        dense, sparse = loaded.query_sides(COL, IndexQuery(dense=q.tolist(), filter=flt, limit=20, prefetch_limit=20, payload=["user_id"]),
+                                           IndexQuery(sparse=s, filter=flt, limit=20, prefetch_limit=20, payload=["user_id"]))
+        assert [h.id for h in dense] == [h.id for h in loaded.query(COL, dense=q.tolist(), filter=flt, limit=20)]
+        assert [h.id for h in sparse] == [h.id for h in loaded.query(COL, sparse=s, filter=flt, limit=20)]
+        assert all(set(h.payload) <= {"user_id"} for h in dense + sparse)
+
+
     @pytest.mark.parametrize("fname", ["keyword", "combined", "datetime Z/+00:00", "success=0"])
     def test_filtered_hybrid_equals_truth(self, loaded, fname):
         flt, pred = FILTERS[fname]

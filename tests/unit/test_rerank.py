@@ -1,0 +1,156 @@
+"""The second stage (layered_memory.retrieval.rerank): score fusions and each signal on and off."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from layered_memory.config import RetrievalSettings
+from layered_memory.retrieval.analyzer import Analyzer
+from layered_memory.retrieval.rerank import SIGNAL_WEIGHTS, Candidate, SecondStage, has_signals, names_speaker
+
+OFF = {"fusion": "rrf", **dict.fromkeys(SIGNAL_WEIGHTS, 0.0)}
+
+
+def stage(**over) -> SecondStage:
+    return SecondStage(RetrievalSettings(**{**OFF, **over}), Analyzer())
+
+
+def cand(key, *, dense=None, sparse=None, dr=None, sr=None, **payload) -> Candidate:
+    c = Candidate(key=key, payload={"seq": 0, **payload})
+    if dense is not None:
+        c.scores["dense"], c.ranks["dense"] = dense, dr if dr is not None else 0
+    if sparse is not None:
+        c.scores["sparse"], c.ranks["sparse"] = sparse, sr if sr is not None else 0
+    return c
+
+
+def fillers(n: int = 12) -> list[Candidate]:
+    """Weak candidates as the index returns them below the interesting ones (own sessions, no time)."""
+    return [cand(f"~{i}", sparse=0.5 + 0.1 * i, sr=40 - i, dense=0.3 + 0.01 * i, dr=40 - i, session_key=f"fs{i}", seq=1000 + 10 * i, author="Zed")
+            for i in range(n)]
+
+
+def ranked(st: SecondStage, query: str, cands: list[Candidate], **kw) -> list:
+    """Keys in ranked order, the fillers left out."""
+    got = st.rank(query, cands + fillers(), k=len(cands) + 12, **kw)
+    return [c.key for c in got if not str(c.key).startswith("~")]
+
+
+def test_off_is_todays_rrf():
+    cands = [cand("a", dense=0.9, dr=0), cand("b", sparse=9.0, sr=0), cand("c", dense=0.8, dr=1, sparse=5.0, sr=1)]
+    assert not has_signals(RetrievalSettings(**OFF))
+    # weighted RRF k=2, dense 0.5: c = 1/(2/0.5+1) + 1/(2+1) beats b = 1/2 and a = 1/(1/0.5+1)
+    assert ranked(stage(), "q", cands) == ["c", "b", "a"]
+
+
+def _lopsided() -> list[Candidate]:
+    """Dense is sure (one hit far above a flat rest), BM25 is flat: rank fusion cannot see the gap."""
+    out = [cand("dense-sure", dense=0.95, dr=0, sparse=1.0, sr=5)]
+    for i in range(1, 8):
+        out.append(cand(f"d{i}", dense=0.50 - i * 0.001, dr=i, sparse=1.2 - i * 0.001, sr=i - 1 if i <= 5 else i))
+    return out
+
+
+@pytest.mark.parametrize("fusion", ["zscore", "dbsf", "adaptive"])
+def test_score_fusions_see_a_clear_winner_that_rrf_misses(fusion):
+    assert ranked(stage(), "q", _lopsided())[0] != "dense-sure"
+    assert ranked(stage(fusion=fusion), "q", _lopsided())[0] == "dense-sure"
+
+
+def _session_case() -> list[Candidate]:
+    # "x" is the best lexical match but alone in its session; "y" sits in a session with three other hits
+    return [
+        cand("x", sparse=10.0, sr=0, session_key="s1", seq=1),
+        cand("y", sparse=9.5, sr=1, session_key="s2", seq=10),
+        cand("y2", sparse=6.0, sr=2, session_key="s2", seq=14),
+        cand("y3", sparse=5.5, sr=3, session_key="s2", seq=18),
+        cand("y4", sparse=5.0, sr=4, session_key="s2", seq=22),
+    ]
+
+
+def test_session_signal_lifts_the_right_sessions_turn():
+    assert ranked(stage(fusion="zscore"), "q", _session_case())[0] == "x"
+    assert ranked(stage(fusion="zscore", session_weight=0.3), "q", _session_case())[0] == "y"
+
+
+def test_neighbour_signal_lifts_the_turn_before_a_strong_hit():
+    # the answer (a strong hit) lifts the turn it answers; not the other way round: the answer's
+    # index entry already carries the turn before it
+    def cases():
+        return [
+            cand("answer", sparse=10.0, sr=0, session_key="s", seq=6),
+            cand("far", sparse=4.0, sr=1, session_key="s", seq=40),
+            cand("question", sparse=3.9, sr=2, session_key="s", seq=5),
+            cand("after", sparse=3.8, sr=3, session_key="s", seq=7),
+            cand("other", sparse=1.0, sr=4, session_key="t", seq=4),
+        ]
+    assert ranked(stage(fusion="zscore"), "q", cases())[1:4] == ["far", "question", "after"]
+    on = ranked(stage(fusion="zscore", neighbour_weight=0.3), "q", cases())
+    assert on[1] == "question" and on.index("after") > on.index("far")
+
+
+@pytest.mark.parametrize(
+    ("query", "speaker"),
+    [("What did Anna say about the trip?", "Anna"), ("Что Анна говорила о поездке?", "Анна"),
+     ("Что сказала Анне мама про поездку?", "Анна"), ("小明对旅行说了什么?", "小明"), ("what did Mel paint?", "Melanie")],
+)
+def test_speaker_signal_prefers_the_named_speaker(query, speaker):
+    def cases():
+        return [cand("other", sparse=5.0, sr=0, author="Bob"), cand("named", sparse=4.5, sr=1, author=speaker)]
+    assert ranked(stage(fusion="zscore"), query, cases())[0] == "other"
+    assert ranked(stage(fusion="zscore", speaker_weight=0.4), query, cases())[0] == "named"
+
+
+def test_speaker_signal_is_silent_when_every_candidate_is_that_speaker():
+    cands = [cand("a", sparse=5.0, sr=0, author="Anna"), cand("b", sparse=4.5, sr=1, author="Anna")]
+    st = stage(speaker_weight=1.0)
+    st.rank("What did Anna say?", cands, k=2)
+    assert all("speaker" not in c.signals for c in cands)
+
+
+def test_names_speaker_rules():
+    assert names_speaker("what did Mel paint", "Melanie")
+    assert not names_speaker("what time is it", "Tim")
+    assert not names_speaker("What will I do", "William")
+    assert not names_speaker("annual report", "Ann")
+    assert names_speaker("what did the assistant say", "assistant")
+
+
+def test_phrase_signal_needs_the_exact_phrase():
+    def cases():
+        return [cand("loose", sparse=5.0, sr=0, text="the blue whale songs"), cand("exact", sparse=4.8, sr=1, text="I sang «whale songs» again")]
+    q = 'who sang "whale songs"'
+    assert ranked(stage(fusion="zscore"), q, cases())[0] == "loose"
+    # both texts contain the phrase; the names/quotes rule needs verbatim text
+    assert ranked(stage(fusion="zscore", phrase_weight=0.5), 'who sang "sang «whale"', cases())[0] == "exact"
+
+
+@pytest.mark.parametrize(
+    "query", ["what did we cook last week?", "что мы готовили на прошлой неделе?", "上周我们做了什么菜?"]
+)
+def test_time_signal_picks_the_right_week(query):
+    now = datetime(2024, 3, 14, tzinfo=timezone.utc)
+
+    def cases():
+        return [
+            cand("old", sparse=5.0, sr=0, timestamp="2024-01-10T12:00:00+00:00"),
+            cand("last-week", sparse=4.6, sr=1, timestamp="2024-03-06T12:00:00+00:00"),
+            cand("today", sparse=4.4, sr=2, timestamp="2024-03-14T10:00:00+00:00"),
+        ]
+    assert ranked(stage(fusion="zscore"), query, cases(), now=now)[0] == "old"
+    got = ranked(stage(fusion="zscore", time_weight=0.5), query, cases(), now=now)
+    assert got[0] == "last-week"
+
+
+def test_time_anchor_latest_uses_the_newest_candidate():
+    cands = [cand("before", sparse=5.0, sr=0, timestamp="2023-05-01T00:00:00+00:00"),
+             cand("yesterday", sparse=4.0, sr=1, timestamp="2023-06-09T00:00:00+00:00"),
+             cand("newest", sparse=1.0, sr=2, timestamp="2023-06-10T08:00:00+00:00")]
+    assert ranked(stage(fusion="zscore", time_weight=0.5, time_anchor="latest"), "what happened yesterday", cands)[0] == "yesterday"
+
+
+def test_unknown_fusion_is_refused():
+    with pytest.raises(ValueError, match="fusion"):
+        RetrievalSettings(fusion="bogus")
