@@ -73,6 +73,7 @@ def engine_rankings(convs, embedder, variants: list[tuple[str, str, dict]], sett
                 })
             for s in range(0, len(msgs), 256):
                 mem.add_messages(msgs[s : s + 256])
+            mem.flush()  # the background index writer has embedded every turn
             pos = {m["message_id"]: i for i, m in enumerate(msgs)}
             for name, route, over in variants:
                 for key, value in {**base, **over}.items():
@@ -196,6 +197,7 @@ def run_latency(args) -> None:
                      "content": texts[i], "create_time": datetime(2024, 1, 1, tzinfo=timezone.utc) + timedelta(seconds=i)}
                     for i in range(s, min(n, s + 2000))
                 ])
+            mem.flush()  # the background index writer has embedded every message
             fill = time.perf_counter() - t0
             rows.extend(naive_baselines(n, texts, pool[np.asarray(emb.assigned[:n])], rng, args.samples))
             base = settings.retrieval.model_dump()

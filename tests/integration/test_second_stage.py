@@ -48,6 +48,7 @@ def memory(tmp_path, embedder, turns, lang) -> LayeredMemory:
         {"message_id": f"m{i}", "chat_id": chat, "user_id": "u", "user_name": who, "role": "user", "content": text, "create_time": when}
         for i, (chat, who, text, when) in enumerate(fill + list(turns))
     ])
+    assert mem.flush(timeout=120)  # the background writer has embedded every turn
     return mem
 
 
