@@ -390,6 +390,7 @@ def test_optimize_builds_the_ann_index_and_search_still_works(vmem):
     assert "lm_messages" in done
     assert vmem.index.info("lm_messages")["points"] == len(TOPICS)
     vmem.add_message(msg(20, "a message after the optimize about CrashLoopBackOff again"))
+    assert vmem.flush(60)  # its dense vector too (the background writer embeds it)
     assert {"m3", "m20"} <= {h.id for h in vmem.search("CrashLoopBackOff", k=4).hits}
 
 
