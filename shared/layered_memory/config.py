@@ -214,6 +214,16 @@ class IndexWriterSettings(_Section):
     close_timeout: float = Field(30.0, ge=0)
 
 
+class DocumentSettings(_Section):
+    """Documents and repositories (``mem.documents``): size limits and chunk sizes (characters)."""
+
+    max_document_bytes: int = Field(20 * 2**20, ge=1)  # one document (index_document)
+    max_file_bytes: int = Field(1 * 2**20, ge=1)  # one repository file: larger ones are skipped and counted
+    chunk_chars: int = Field(1_500, ge=200)  # prose chunks are packed up to this size at block boundaries
+    code_chunk_chars: int = Field(2_400, ge=200)  # a definition larger than this is split (nested defs, then lines)
+    batch_size: int = Field(64, ge=1)  # chunks embedded per call
+
+
 class LayeredMemorySettings(BaseSettings):
     """All settings. Environment: ``LAYERED_MEMORY_<FIELD>`` and ``LAYERED_MEMORY_<SECTION>__<FIELD>``."""
 
@@ -238,3 +248,4 @@ class LayeredMemorySettings(BaseSettings):
     context: ContextSettings = ContextSettings()
     topics: TopicSettings = TopicSettings()
     summary_quality: SummaryQualitySettings = SummaryQualitySettings()
+    documents: DocumentSettings = DocumentSettings()

@@ -99,6 +99,11 @@ def drain_outbox(tn: Tenant) -> int:
             elif op == "item":
                 owner = doc.get("owner")
                 Items(tn.core, tn.scope.narrow(owner) if owner else tn.scope).repair(doc["dkey"], tuple(doc["namespace"]))
+            elif op == "doc":  # an interrupted document / repository file write (layered_memory.documents.store)
+                from .documents.store import SourceStore
+
+                owner = doc.get("owner")
+                SourceStore(tn.core, tn.scope.narrow(owner) if owner else tn.scope).repair(doc["skey"])
             else:
                 logger.warning("index outbox of tenant %s: unknown intent %r dropped", tn.tenant_id, op)
             drop_intent(core.records, tn.tenant_id, key)
@@ -287,7 +292,9 @@ def derived_collections(records: Any, prefix: str) -> set[str]:
     from .indexing import MESSAGES
     from .items import ITEMS
 
-    names = {prefix + MESSAGES, prefix + ITEMS}
+    from .documents.store import VECTORS
+
+    names = {prefix + MESSAGES, prefix + ITEMS, prefix + VECTORS}
     for tenant in records.tenants():
         after = ""
         while True:
@@ -348,6 +355,10 @@ def reindex(tn: Tenant) -> int:
     agents = reindex_agents(tn)
     report("agent interactions indexed", agents, agents)
     n += agents
+    from .documents.store import CHUNKS, SourceStore
+
+    if core.records.count_docs(tn.tenant_id, CHUNKS):
+        n += SourceStore(tn.core, tn.scope).reindex()
     check(tn, repair=True)  # orphans of items, summaries and agents; topic counters
     return n
 

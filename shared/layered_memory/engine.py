@@ -271,6 +271,17 @@ class LayeredMemory:
 
         return Items(self._core, self.scope)
 
+    @property
+    def documents(self) -> Any:
+        """Indexed documents and git repositories (seed 002): ``index_document``, ``index_repo``,
+        ``vector_rag``, ``search_repos``. A bound handle's uploads are private to its user."""
+        cached = self.__dict__.get("_documents")
+        if cached is None:
+            from .documents import Documents
+
+            cached = self.__dict__["_documents"] = Documents(self)
+        return cached
+
     def count_tokens(self, text: str) -> int:
         return self._core.count_tokens(text)
 
