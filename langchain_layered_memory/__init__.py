@@ -8,6 +8,7 @@ handle of it).
 """
 
 from .chat_history import LayeredChatMessageHistory
+from .document_tools import DocumentTool, create_document_tools
 from .middleware import LayeredMemoryMiddleware
 from .retrievers import LayeredMemoryRetriever
 from .runnable import LayeredRunnableWithMessageHistory, with_layered_memory
@@ -21,7 +22,9 @@ from .tools import (
 )
 
 __all__ = [
+    "create_document_tools",
     "create_memory_tools",
+    "DocumentTool",
     "LayeredChatMessageHistory",
     "LayeredMemoryMiddleware",
     "LayeredMemoryRetriever",

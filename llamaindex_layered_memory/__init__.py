@@ -22,11 +22,13 @@ A LlamaIndex ``BaseEmbedding`` or ``LLM`` can be handed to the engine directly:
 
 from ._registry import register_memory, unregister_memory
 from .block import LayeredMemoryBlock
+from ._document_tools import layered_document_tools
 from .memory import LayeredChatMemory
 from .retriever import LayeredMemoryRetriever
 from .tools import LayeredMemoryToolSpec, layered_memory_tools
 
 __all__ = [
+    "layered_document_tools",
     "layered_memory_tools",
     "LayeredChatMemory",
     "LayeredMemoryBlock",

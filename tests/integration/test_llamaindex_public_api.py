@@ -11,7 +11,7 @@ def test_all_is_pinned() -> None:
     assert pkg.__all__ == sorted(pkg.__all__, key=str.casefold)
     assert sorted(set(public) - modules, key=str.casefold) == pkg.__all__
     assert pkg.__all__ == [
-        "layered_memory_tools", "LayeredChatMemory", "LayeredMemoryBlock", "LayeredMemoryRetriever", "LayeredMemoryToolSpec",
+        "layered_document_tools", "layered_memory_tools", "LayeredChatMemory", "LayeredMemoryBlock", "LayeredMemoryRetriever", "LayeredMemoryToolSpec",
         "register_memory", "unregister_memory",
     ]
 

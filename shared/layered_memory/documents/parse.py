@@ -72,7 +72,7 @@ def _size_error(name: str, size: int, limit: int) -> InvalidInputError:
     )
 
 
-def _looks_like_path(text: str) -> bool:
+def looks_like_path(text: str) -> bool:
     if "\n" in text or len(text) > 4096 or not text.strip():
         return False
     return PurePath(text).suffix.lower() in SUFFIXES or os.sep in text or text.startswith(("~", "."))
@@ -93,7 +93,7 @@ def load(source: object, *, name: str | None = None, format: str | None = None, 
     fmt = check_format(format)
     if name is not None and (not isinstance(name, str) or not name.strip() or len(name) > 1000):
         raise InvalidInputError("name", name, "must be a non-empty string of at most 1000 characters", "pass e.g. name='handbook.md'")
-    if isinstance(source, os.PathLike) or (isinstance(source, str) and _looks_like_path(source)):
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and looks_like_path(source)):
         return _load_path(Path(os.fspath(source)).expanduser(), name, fmt, max_bytes)
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
@@ -405,4 +405,4 @@ def _outline(reader: Any) -> list[tuple[int, tuple[str, ...]]]:
     return sorted(out, key=lambda x: x[0])
 
 
-__all__ = ["FORMATS", "Loaded", "Parsed", "SUFFIXES", "Section", "check_format", "decode", "is_binary", "load", "markdown_sections", "parse"]
+__all__ = ["FORMATS", "Loaded", "looks_like_path", "Parsed", "SUFFIXES", "Section", "check_format", "decode", "is_binary", "load", "markdown_sections", "parse"]
