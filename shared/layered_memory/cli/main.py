@@ -10,6 +10,7 @@ import click
 from ._base import Group, open_memory
 from .agents import agent_group
 from .commands import context, demo, ingest, search
+from .documents import register as register_documents
 from .maintenance import doctor, optimize, process, reindex, status
 from .topics import topics_group
 
@@ -33,6 +34,8 @@ def main(ctx: click.Context, path: str | None, tenant: str | None, embedder: str
 
 for command in (demo, ingest, search, context, process, optimize, reindex, doctor, status, agent_group, topics_group):
     main.add_command(command)
+
+register_documents(main, open_memory)  # the docs / repo command groups
 
 if __name__ == "__main__":  # pragma: no cover
     main()
