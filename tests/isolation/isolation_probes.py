@@ -617,3 +617,6 @@ def _bind(t: Template, a: Attacker) -> Callable[[World], Any]:
         return t.fn(a.handle(w.mem), w, a)
     run.__name__ = f"{t.name}[{a.name}]"
     return run
+
+
+import isolation_probes_documents  # noqa: E402,F401  (registers the document probes into TEMPLATES)

@@ -14,7 +14,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
+import subprocess
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -259,6 +261,7 @@ def new_world(backend: str, path: str, redis_url: str | None, postgres_url: str 
     prefix = f"iso{uuid.uuid4().hex[:10]}"
     mem, closers = build(backend, path, redis_url, prefix, postgres_url)
     world = World(backend, mem, f"CANARY-{uuid.uuid4().hex}", closers=closers)
+    closers.append(lambda: __import__("shutil").rmtree(repo_dir(world), ignore_errors=True))
     seed(world)
     world.baseline = snapshot(world)
     return world
@@ -307,12 +310,39 @@ def seed(world: World) -> None:
     for tid in world.topic_ids:
         mem.topics.summarize(tid)
     mem.process()  # knowledge jobs queued by the summaries
+    seed_documents(world)
     if not world.core:
         for name, mode in AGENTS.items():
             agent = mem.agents.create(VICTIM, name, collection_mode=mode)
             agent.add_interaction(f"deployed with the bank password {world.canary('agent.' + name)}", task_id=TASK_IDS[0],
                                   interaction_id=f"vi-{name}", timestamp=T0)  # fixed: a re-seed is idempotent
             mem.agents.create(MALLORY, name, collection_mode=mode)  # the attacker's own agents (empty)
+
+
+DOC_NAME = "vault.md"
+REPO_NAME = "vault-repo"
+
+
+def repo_dir(world: World) -> str:
+    """The victim's git tree (outside the stores; the same directory on every re-seed)."""
+    import tempfile
+
+    return os.path.join(tempfile.gettempdir(), f"iso-repo-{hashlib.sha1(world.token.encode()).hexdigest()[:16]}")  # no token in the path
+
+
+def seed_documents(world: World) -> None:
+    """The victim's private upload and private repository, plus a tenant-wide document (no token)."""
+    v = world.victim
+    v.documents.index_document(f"# Vault\n\nThe card PIN and bank password: {world.canary('doc')}\n", name=DOC_NAME)
+    world.mem.documents.index_document("# Office\n\nThe vault code of the office safe is with facilities.\n", name="office.md")
+    root = repo_dir(world)
+    if not os.path.isdir(os.path.join(root, ".git")):
+        os.makedirs(root, exist_ok=True)
+        with open(os.path.join(root, "vault.py"), "w", encoding="utf-8") as f:
+            f.write(f'def open_vault():\n    """card PIN vault code bank password"""\n    return "{world.canary("repo")}"\n')
+        for args in (["init", "-q"], ["add", "-A"]):
+            subprocess.run(["git", "-C", root, *args], check=True, capture_output=True)
+    v.documents.index_repo(root, name=REPO_NAME)
 
 
 def _topic_users(mem: LayeredMemory, topic_id: str) -> list[str]:
@@ -338,6 +368,10 @@ def snapshot(world: World) -> dict[str, Any]:
     prof = mem.knowledge.store.profile(VICTIM)
     snap["profile"] = prof.get("profile_text") if prof else None
     snap["entities"] = sorted(e["entity_name"] for e in mem.knowledge.store.all_entities() if VICTIM in (e.get("user_ids") or []))
+    docs = world.victim.documents
+    snap["documents"] = sorted((d["source"], d["version"], d["chunks"]) for d in docs.list_documents())
+    snap["repos"] = sorted((r["repo"], r["files"]) for r in docs.list_repos())
+    snap["repo chunks"] = sorted(h.text for h in docs.search_repos("open vault", repo=REPO_NAME, k=50).hits)
     if not world.core:
         for name in AGENTS:
             agent = mem.agents.get(VICTIM, name)
