@@ -62,6 +62,9 @@ def test_markdown_chunks_keep_heading_path_lines_and_cite(mem: LayeredMemory, tm
     assert top.meta["metadata"] == {"team": "ops"}
     assert "helm rollback" in top.text
     assert res.route_used == "hybrid" and "total" in res.timings
+    for route in ("bm25", "dense"):
+        routed = mem.documents.vector_rag("helm rollback previous release", k=1, route=route)
+        assert routed.route_used == route and routed.hits[0].meta["heading_path"][-1] == "Rollback"
     lines = RUNBOOK.split("\n")
     assert "### Rollback" == lines[top.meta["line_start"] - 1]
 
@@ -166,7 +169,7 @@ def test_bulk_checks_every_source_before_writing(mem: LayeredMemory, tmp_path: P
 
 @pytest.mark.parametrize("query, kwargs, match", [
     ("", {}, "query=''"), ("   ", {}, "must be a non-empty string"), (None, {}, "query=None"),
-    ("x", {"k": 0}, "k=0"), ("x", {"k": 101}, "from 1 to 100"), ("x", {"filters": "ops"}, "filters='ops'"),
+    ("x", {"k": 0}, "k=0"), ("x", {"route": "fuzzy"}, "route='fuzzy': must be one of hybrid, bm25, dense"), ("x", {"k": 101}, "from 1 to 100"), ("x", {"filters": "ops"}, "filters='ops'"),
 ])
 def test_bad_queries(tight: LayeredMemory, query, kwargs, match) -> None:
     with pytest.raises(LayeredMemoryError, match=match):

@@ -32,7 +32,7 @@ from ..index.filters import Condition, Eq
 from ..models import SearchResult, check_json, iso, utcnow
 from .chunk import Chunk, chunk_sections
 from .parse import Loaded, load, parse
-from .results import check_k, check_query, citation, result
+from .results import check_k, check_query, check_route, citation, result
 from .store import DOC_KIND, SOURCES, NewChunk, SourceStore
 
 if TYPE_CHECKING:
@@ -175,7 +175,7 @@ class Documents:
         return [{k: d.get(k) for k in keep} for _, d in self.store.scan(SOURCES, pfx)]
 
     # -- search -------------------------------------------------------------------------------------
-    def vector_rag(self, query: str, *, k: int = 5, filters: Mapping[str, Any] | None = None) -> SearchResult:
+    def vector_rag(self, query: str, *, k: int = 5, filters: Mapping[str, Any] | None = None, route: str = "hybrid") -> SearchResult:
         """Hybrid search over the indexed documents this handle may see (the tenant's and, bound, the user's).
 
         Args:
@@ -183,6 +183,7 @@ class Documents:
             k: 1..100 chunks.
             filters: ``collection``, ``source``, ``title``, ``format`` (a value or a list of values) and
                 ``metadata`` (a dict of key -> value, all must match). Applied inside the index.
+            route: "hybrid" (default) | "bm25" | "dense" (as ``mem.search``).
 
         Returns:
             SearchResult: hits (chunk text, snippet, ``meta["citation"]`` like ``Runbook > Deploy (lines
@@ -190,9 +191,9 @@ class Documents:
             fallback_reason, timings.
         """
         t0 = time.perf_counter()
-        query, k = check_query(query), check_k(k, 5)
+        query, k, route = check_query(query), check_k(k, 5), check_route(route)
         conds = _doc_conditions(filters)
-        found = self.store.query(query, DOC_KIND, conds, k, "d")
+        found = self.store.query(query, DOC_KIND, conds, k, "d", route)
         return result(self.store, query, found, t0)
 
     # -- repositories -------------------------------------------------------------------------------
@@ -207,13 +208,14 @@ class Documents:
 
     def search_repos(
         self, query: str, *, repo: str | None = None, path: str | None = None, language: str | None = None, k: int = 10,
+        route: str = "hybrid",
     ) -> SearchResult:
         """Hybrid search over indexed repositories; hits cite ``path:start-end`` (``meta["citation"]``) and
         carry repo, path, language, symbol, symbol_kind and the line range. ``path`` is a file or a
         directory (``src/app``)."""
         from .repo import search_repos
 
-        return search_repos(self, query, repo=repo, path=path, language=language, k=k)
+        return search_repos(self, query, repo=repo, path=path, language=language, k=k, route=route)
 
     def list_repos(self) -> list[dict[str, Any]]:
         from .repo import list_repos

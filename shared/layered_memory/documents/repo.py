@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInputError
 from ..index.filters import Condition, Eq
 from ..models import SearchResult, iso, utcnow
-from .results import check_k, check_query, result
+from .results import check_k, check_query, check_route, result
 from .chunk import Chunk, chunk_sections
 from .code import chunk_code, language_of, parser_name
 from .parse import Section, _paragraph_blocks, decode, is_binary, markdown_sections
@@ -222,9 +222,12 @@ def _payload(repo: str, rel: str, language: str, blob: str, c: Chunk) -> dict[st
     }
 
 
-def search_repos(docs: Documents, query: object, *, repo: object = None, path: object = None, language: object = None, k: object = 10) -> SearchResult:
+def search_repos(
+    docs: Documents, query: object, *, repo: object = None, path: object = None, language: object = None, k: object = 10,
+    route: object = "hybrid",
+) -> SearchResult:
     t0 = time.perf_counter()
-    q, kk = check_query(query), check_k(k, 10)
+    q, kk, rt = check_query(query), check_k(k, 10), check_route(route)
     conds: list[Condition] = []
     for field_name, value, key in (("repo", repo, "repo"), ("path", path, "dirs"), ("language", language, "language")):
         if value is None:
@@ -233,7 +236,7 @@ def search_repos(docs: Documents, query: object, *, repo: object = None, path: o
             raise InvalidInputError(field_name, value, "must be a non-empty string", f"pass e.g. {field_name}='...' or leave it out")
         v = value.strip().strip("/") if field_name == "path" else value.strip()
         conds.append(Eq(key, v.casefold() if field_name == "language" else v))
-    found = docs.store.query(q, CODE_KIND, conds, kk, "r")
+    found = docs.store.query(q, CODE_KIND, conds, kk, "r", rt)
     return result(docs.store, q, found, t0)
 
 

@@ -28,6 +28,14 @@ def check_k(k: object, default: int) -> int:
     return k
 
 
+def check_route(route: object) -> str:
+    from ..index.collection import ROUTES
+
+    if route not in ROUTES:
+        raise InvalidInputError("route", route, f"must be one of {', '.join(ROUTES)}", "pass route='hybrid' (the default)")
+    return route  # type: ignore[return-value]
+
+
 def citation(title: str, heading_path: Sequence[str], page: int | None, a: int | None, b: int | None) -> str:
     """``Title > Heading > Sub (page 3)`` or ``Title > Heading (lines 10-24)``."""
     path = list(heading_path)
@@ -64,4 +72,4 @@ def result(store: SourceStore, query: str, found: Any, t_start: float) -> Search
                         queries=[query], timings=timings)
 
 
-__all__ = ["MAX_K", "check_k", "check_query", "citation", "hit", "result"]
+__all__ = ["MAX_K", "check_k", "check_route", "check_query", "citation", "hit", "result"]

@@ -241,7 +241,7 @@ class SourceStore:
         """The scope rule of a query: the tenant, the kind, what this handle may see; then ``conds``."""
         return FilterSpec.of(Eq("tenant", self.tenant), Eq("kind", kind), Eq("visible_to", *self.visible)).and_(*conds)
 
-    def query(self, text: str, kind: str, conds: Sequence[Condition], k: int, space: str) -> Found:
+    def query(self, text: str, kind: str, conds: Sequence[Condition], k: int, space: str, route: str = "hybrid") -> Found:
         """Hybrid search (or BM25 in process without a vector index) over committed chunks only."""
         spec = self.spec(kind, *conds)
         if self._core.index is None:
@@ -253,7 +253,7 @@ class SourceStore:
             found = self.coll.query_records(text, spec, records, k=k * 2)
         else:
             self._ensure()
-            found = self.coll.query(text, spec, k=k * 2)
+            found = self.coll.query(text, spec, k=k * 2, route=route)
         found.hits = self._committed(found.hits)[:k]
         return found
 
