@@ -20,6 +20,7 @@ from .tools import (
     TopicSearchTool,
     create_memory_tools,
 )
+from .vectorstore import LayeredMemoryVectorStore
 
 __all__ = [
     "create_document_tools",
@@ -29,6 +30,7 @@ __all__ = [
     "LayeredMemoryMiddleware",
     "LayeredMemoryRetriever",
     "LayeredMemoryStore",
+    "LayeredMemoryVectorStore",
     "LayeredRunnableWithMessageHistory",
     "ListTasksTool",
     "MemorySearchTool",

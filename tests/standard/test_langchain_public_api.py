@@ -7,12 +7,12 @@ import langchain_layered_memory
 
 def test_all_is_pinned_and_sorted():
     public = [m for m in vars(langchain_layered_memory) if not m.startswith("_")]
-    modules = {"chat_history", "document_tools", "middleware", "retrievers", "runnable", "store", "tools"}
+    modules = {"chat_history", "document_tools", "middleware", "retrievers", "runnable", "store", "tools", "vectorstore"}
     assert langchain_layered_memory.__all__ == sorted((m for m in public if m not in modules), key=str.casefold)
     assert langchain_layered_memory.__all__ == [
         "create_document_tools", "create_memory_tools", "DocumentTool", "LayeredChatMessageHistory", "LayeredMemoryMiddleware",
-        "LayeredMemoryRetriever", "LayeredMemoryStore", "LayeredRunnableWithMessageHistory", "ListTasksTool", "MemorySearchTool",
-        "QdrantSearchMemoryTool", "TopicSearchTool", "with_layered_memory",
+        "LayeredMemoryRetriever", "LayeredMemoryStore", "LayeredMemoryVectorStore", "LayeredRunnableWithMessageHistory",
+        "ListTasksTool", "MemorySearchTool", "QdrantSearchMemoryTool", "TopicSearchTool", "with_layered_memory",
     ]
 
 

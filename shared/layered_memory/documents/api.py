@@ -228,6 +228,12 @@ class Documents:
 
         return delete_repo(self, name)
 
+    def texts(self, collection: str = "texts") -> Any:
+        """Caller-identified texts, one chunk each (the framework vector stores): see ``documents.texts``."""
+        from .texts import Texts
+
+        return Texts(self, check_collection_name(collection))
+
     # -- maintenance --------------------------------------------------------------------------------
     def reindex(self) -> int:
         """Re-create the points of this space's chunks from the records (after ``recreate_index``)."""

@@ -63,6 +63,7 @@ class NewChunk:
 
     payload: dict[str, Any]
     indexed_text: str
+    dense: list[float] | None = None  # a vector computed by the caller (a batch for many sources)
 
 
 @dataclass(slots=True)
@@ -138,7 +139,7 @@ class SourceStore:
         core = self._core
         keys = [f"{skey}#{version}:{i:05d}" for i in range(len(chunks))]
         entries = [
-            Entry(point_id(self.tenant, kind, k), self._scoped(kind, skey, version, c.payload), c.indexed_text)
+            Entry(point_id(self.tenant, kind, k), self._scoped(kind, skey, version, c.payload), c.indexed_text, dense=c.dense)
             for k, c in zip(keys, chunks)
         ]
         t0 = time.perf_counter()
