@@ -26,6 +26,7 @@ from ._document_tools import layered_document_tools
 from .memory import LayeredChatMemory
 from .retriever import LayeredMemoryRetriever
 from .tools import LayeredMemoryToolSpec, layered_memory_tools
+from .vector_store import LayeredMemoryVectorStore
 
 __all__ = [
     "layered_document_tools",
@@ -34,6 +35,7 @@ __all__ = [
     "LayeredMemoryBlock",
     "LayeredMemoryRetriever",
     "LayeredMemoryToolSpec",
+    "LayeredMemoryVectorStore",
     "register_memory",
     "unregister_memory",
 ]

@@ -7,11 +7,12 @@ import llamaindex_layered_memory as pkg
 
 def test_all_is_pinned() -> None:
     public = sorted((n for n in vars(pkg) if not n.startswith("_")), key=str.casefold)
-    modules = {"block", "memory", "retriever", "tools"}
+    modules = {"block", "memory", "retriever", "tools", "vector_store"}
     assert pkg.__all__ == sorted(pkg.__all__, key=str.casefold)
     assert sorted(set(public) - modules, key=str.casefold) == pkg.__all__
     assert pkg.__all__ == [
         "layered_document_tools", "layered_memory_tools", "LayeredChatMemory", "LayeredMemoryBlock", "LayeredMemoryRetriever", "LayeredMemoryToolSpec",
+        "LayeredMemoryVectorStore",
         "register_memory", "unregister_memory",
     ]
 

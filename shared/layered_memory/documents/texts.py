@@ -117,10 +117,24 @@ class Texts:
             keys = [self._key(self._check_id(t)) for t in ids]
         return self.store.remove(keys)
 
-    def search(self, query: str, *, k: int = 4, where: Mapping[str, Any] | None = None, route: str = "hybrid") -> list[tuple[str, str, dict[str, Any], float]]:
-        """The best ``k`` texts for ``query`` (hybrid by default) whose metadata match ``where``."""
+    def delete_where(self, where: Mapping[str, Any]) -> int:
+        """Delete the texts whose metadata match ``where`` (key -> value or list of values)."""
+        _where(where)
+        want = {k: (list(v) if isinstance(v, (list, tuple)) else [v]) for k, v in where.items()}
+        keys = [k for k, d in self.store.scan(SOURCES, self.store.prefix("d", self.collection))
+                if all((d.get("metadata") or {}).get(mk) in vals for mk, vals in want.items())]
+        return self.store.remove(keys)
+
+    def search(
+        self, query: str, *, k: int = 4, where: Mapping[str, Any] | None = None, route: str = "hybrid", ids: Sequence[str] | None = None,
+    ) -> list[tuple[str, str, dict[str, Any], float]]:
+        """The best ``k`` texts for ``query`` (hybrid by default) whose metadata match ``where`` (and among ``ids``)."""
         query, k = check_query(query), check_k(k, 4)
         conds = [Eq("doc_collection", self.collection), *_where(where)]
+        if ids is not None:
+            if not ids:
+                return []
+            conds.append(Eq("source", *[self._check_id(i) for i in ids]))
         found = self.store.query(query, DOC_KIND, conds, k, "d", route)
         return [(h.payload["source"], h.payload.get("text", ""), dict(h.payload.get("metadata") or {}), float(h.score)) for h in found.hits]
 
