@@ -222,6 +222,8 @@ class DocumentSettings(_Section):
     chunk_chars: int = Field(1_500, ge=200)  # prose chunks are packed up to this size at block boundaries
     code_chunk_chars: int = Field(2_400, ge=200)  # a definition larger than this is split (nested defs, then lines)
     batch_size: int = Field(64, ge=1)  # chunks embedded per call
+    include_in_context: bool = False  # get_context_for_user adds "Relevant documents:" (include_documents=None)
+    context_k: int = Field(3, ge=1, le=20)  # document chunks offered to the context
 
 
 class LayeredMemorySettings(BaseSettings):

@@ -1,8 +1,9 @@
 """Context assembly for the next prompt (seed 002), within a token budget.
 
 Order: summary, user data, the short-term window (chronological), "Relevant memory: ...",
-"Relevant conversation memory: ...". When the budget is short, what goes first is, in order:
-conversation memory lines, relevant memory lines, the oldest window messages; the newest message is
+"Relevant conversation memory: ...", and when asked "Relevant documents: ..." (indexed documents,
+each line with its citation). When the budget is short, what goes first is, in order: document
+lines, conversation memory lines, relevant memory lines, the oldest window messages; the newest message is
 always kept, and the summary and user data are cut to fit before they are dropped.
 """
 
@@ -20,6 +21,7 @@ SUMMARY_PREFIX = "Previous context summary: "
 USER_DATA_HEADER = "User data:"
 MEMORY_HEADER = "Relevant memory:"
 CONVERSATION_HEADER = "Relevant conversation memory:"
+DOCUMENTS_HEADER = "Relevant documents:"
 
 
 def session_window(records: Any, tenant: str, user_id: str, session_key: str, limit: int, bots: Sequence[str]) -> list[Message]:
@@ -88,6 +90,7 @@ def assemble_context(
     window: Sequence[Message],
     memory: Sequence[MemoryLine] = (),
     conversation: Sequence[MemoryLine] = (),
+    documents: Sequence[MemoryLine] = (),
     max_tokens: int | None = None,
     count: Callable[[str], int],
 ) -> list[ContextMessage]:
@@ -140,7 +143,9 @@ def assemble_context(
     seen_keys = {message_key(m) for m in kept_window if m.message_id}
     seen_texts = {m.content.strip() for m in kept_window}
     tail: list[ContextMessage] = []
-    for header, lines, kind in ((MEMORY_HEADER, memory, "memory"), (CONVERSATION_HEADER, conversation, "conversation_memory")):
+    blocks = ((MEMORY_HEADER, memory, "memory"), (CONVERSATION_HEADER, conversation, "conversation_memory"),
+              (DOCUMENTS_HEADER, documents, "documents"))
+    for header, lines, kind in blocks:
         chosen: list[str] = []
         used = count(header) + PER_MESSAGE_TOKENS
         for line in lines:

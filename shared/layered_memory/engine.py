@@ -467,7 +467,7 @@ class LayeredMemory:
     # -- context ------------------------------------------------------------------------------
     def get_context_for_user(
         self, user_id: str | None, session_id: str, query: str | None = None, include_vector: bool = True,
-        max_tokens: int | None = None, *, task_id: str | None = None,
+        max_tokens: int | None = None, *, task_id: str | None = None, include_documents: bool | None = None,
     ) -> list[ContextMessage]:
         """The prompt context in the seed 002 order.
 
@@ -493,10 +493,20 @@ class LayeredMemory:
             texts = [t for t in texts if t and t.strip()]
             if texts:
                 memory, conversation = self._relevant(user_id, session_id, texts, [m.ref for m in window])
+        docs: list[MemoryLine] = []
+        if include_documents is None:
+            include_documents = core.settings.documents.include_in_context
+        elif not isinstance(include_documents, bool):
+            raise InvalidInputError("include_documents", include_documents, "must be True, False or None", "pass a bool")
+        doc_query = query or next((m.content for m in reversed(window) if m.role == "user"), "")
+        if include_documents and doc_query.strip():
+            from .documents.context import document_lines
+
+            docs = document_lines(LayeredMemory(core, self.tenant_id, user_id), doc_query)
         budget = max_tokens if max_tokens is not None else core.settings.context.max_tokens
         return assemble_context(
             summary=summary, user_data=user_data, window=window, memory=memory, conversation=conversation,
-            max_tokens=budget, count=core.count_tokens,
+            documents=docs, max_tokens=budget, count=core.count_tokens,
         )
 
     def _relevant(self, user_id: str, session_id: str, texts: list[str], window_ids: list[MessageRef]) -> tuple[list[MemoryLine], list[MemoryLine]]:

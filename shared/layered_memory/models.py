@@ -305,7 +305,7 @@ class SearchResult(_Record):
         }
 
 
-ContextKind = Literal["summary", "user_data", "window", "memory", "conversation_memory"]
+ContextKind = Literal["summary", "user_data", "window", "memory", "conversation_memory", "documents"]
 
 
 class ContextMessage(_Record):

@@ -273,3 +273,20 @@ def test_embedder_missing_falls_back_to_bm25_in_the_index(tmp_path: Path) -> Non
         assert res.route_used == "bm25" and res.fallback_reason and res.hits[0].meta["heading_path"][-1] == "Rollback"
     finally:
         mem.close()
+
+
+def test_context_includes_documents_when_asked(mem: LayeredMemory) -> None:
+    mem.documents.index_document(RUNBOOK, name="runbook.md")
+    mem.for_user("bob").documents.index_document("Bob's private rollback notes", name="bob.md")
+    mem.add_message(message_id="1", chat_id="c1", user_id="alice", content="how do I roll back the release with helm?")
+    plain = mem.get_context_for_user("alice", "c1")
+    assert all(m.kind != "documents" for m in plain)
+    ctx = mem.get_context_for_user("alice", "c1", include_documents=True)
+    block = ctx[-1]
+    assert block.kind == "documents" and block.role == "system"
+    assert block.content.startswith("Relevant documents:\n- [Runbook > Deploy > Rollback (lines 9-11)] ### Rollback")
+    assert "Bob's private" not in block.content
+    small = mem.get_context_for_user("alice", "c1", include_documents=True, max_tokens=30)
+    assert sum(mem.count_tokens(m.content) + 4 for m in small) <= 30
+    with pytest.raises(InvalidInputError, match="include_documents"):
+        mem.get_context_for_user("alice", "c1", include_documents="yes")

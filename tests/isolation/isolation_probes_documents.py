@@ -4,7 +4,7 @@ tools and both adapters' document tools, aimed at the victim's private upload an
 
 from __future__ import annotations
 
-from isolation_probes import bound, probe, run_async
+from isolation_probes import S1, bound, probe, run_async, uid
 from isolation_world import DOC_NAME, QUERY, REPO_NAME, repo_dir
 
 from layered_memory.documents import tools as doc_tools
@@ -23,6 +23,8 @@ def p_docs_list(h, w, a): return h.documents.list_documents()  # sources and tit
 def p_repos_search(h, w, a): return h.documents.search_repos(QUERY, k=20)
 @probe("engine", control=True)
 def p_repos_search_repo_path(h, w, a): return h.documents.search_repos(QUERY, repo=REPO_NAME, path="vault.py", language="python", k=20)
+@probe("engine", control=True)
+def p_context_with_documents(h, w, a): return h.get_context_for_user(uid(h), S1, query=QUERY, include_documents=True)
 @probe("engine")
 def p_repos_list(h, w, a): return h.documents.list_repos()  # names and roots only: a leak would be the registration
 
