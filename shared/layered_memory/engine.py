@@ -36,6 +36,7 @@ from .userdata import UserData
 
 if TYPE_CHECKING:
     from .agents.api import Agents
+    from .documents import Documents
     from .items import Items
     from .knowledge.api import Knowledge
     from .topics.api import Topics
@@ -271,16 +272,13 @@ class LayeredMemory:
 
         return Items(self._core, self.scope)
 
-    @property
-    def documents(self) -> Any:
+    @cached_property
+    def documents(self) -> Documents:
         """Indexed documents and git repositories (seed 002): ``index_document``, ``index_repo``,
         ``vector_rag``, ``search_repos``. A bound handle's uploads are private to its user."""
-        cached = self.__dict__.get("_documents")
-        if cached is None:
-            from .documents import Documents
+        from .documents import Documents
 
-            cached = self.__dict__["_documents"] = Documents(self)
-        return cached
+        return Documents(self._core, self.scope)
 
     def count_tokens(self, text: str) -> int:
         return self._core.count_tokens(text)
@@ -502,7 +500,7 @@ class LayeredMemory:
         if include_documents and doc_query.strip():
             from .documents.context import document_lines
 
-            docs = document_lines(LayeredMemory(core, self.tenant_id, user_id), doc_query)
+            docs = document_lines(LayeredMemory(core, self.tenant_id, user_id).documents, doc_query)
         budget = max_tokens if max_tokens is not None else core.settings.context.max_tokens
         return assemble_context(
             summary=summary, user_data=user_data, window=window, memory=memory, conversation=conversation,

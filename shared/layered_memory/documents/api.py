@@ -36,7 +36,8 @@ from .results import check_k, check_query, check_route, citation, result
 from .store import DOC_KIND, SOURCES, NewChunk, SourceStore
 
 if TYPE_CHECKING:
-    from ..engine import LayeredMemory
+    from ..index import Scope
+    from ..runtime import Runtime
     from .repo import RepoIndexReport
 
 CHUNKER_VERSION = "1"  # part of a document's version: a chunker change re-indexes unchanged files
@@ -78,10 +79,9 @@ def check_metadata(metadata: object) -> dict[str, Any]:
 class Documents:
     """Documents and repositories of one handle's space (see the module docstring)."""
 
-    def __init__(self, mem: LayeredMemory) -> None:
-        self._mem = mem
-        self.store = SourceStore(mem)
-        self.settings = mem._core.settings.documents
+    def __init__(self, core: Runtime, scope: Scope) -> None:
+        self.store = SourceStore(core, scope)
+        self.settings = core.settings.documents
 
     # -- documents ----------------------------------------------------------------------------------
     def _prepare(self, source: object, metadata: object, collection: object, name: object, format: object) -> tuple[Loaded, dict[str, Any], str]:

@@ -8,18 +8,19 @@ from typing import TYPE_CHECKING
 from ..context import MemoryLine
 
 if TYPE_CHECKING:
-    from ..engine import LayeredMemory
+    from .api import Documents
 
 logger = logging.getLogger(__name__)
 
 
-def document_lines(mem: LayeredMemory, query: str) -> list[MemoryLine]:
-    """The best ``documents.context_k`` chunks for ``query`` that ``mem`` (bound to the context's user)
-    may see, as ``[citation] text`` lines; nothing when the search fails (the context never breaks)."""
-    k = mem.settings.documents.context_k
-    limit = mem.settings.retrieval.max_query_chars
+def document_lines(docs: Documents, query: str) -> list[MemoryLine]:
+    """The best ``documents.context_k`` chunks for ``query`` that ``docs`` (the documents of a handle
+    bound to the context's user) may see, as ``[citation] text`` lines; nothing when the search fails
+    (the context never breaks)."""
+    k = docs.settings.context_k
+    limit = docs.store.runtime.settings.retrieval.max_query_chars
     try:
-        hits = mem.documents.vector_rag(query[:limit], k=k).hits
+        hits = docs.vector_rag(query[:limit], k=k).hits
     except Exception as exc:  # a failing document search must not break the prompt
         logger.warning("document search for the context failed (%s: %s)", type(exc).__name__, exc)
         return []

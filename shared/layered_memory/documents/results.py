@@ -64,8 +64,8 @@ def hit(h: Any, query_terms: list[str], analyzer: Any) -> SearchHit:
 
 
 def result(store: SourceStore, query: str, found: Any, t_start: float) -> SearchResult:
-    terms = store._core.analyzer.terms(query)
-    hits = [hit(h, terms, store._core.analyzer) for h in found.hits]
+    terms = store.runtime.analyzer.terms(query)
+    hits = [hit(h, terms, store.runtime.analyzer) for h in found.hits]
     timings = dict(found.timings)
     timings["total"] = round((time.perf_counter() - t_start) * 1000, 3)
     return SearchResult(hits=hits, total_found=len(hits), route_used=found.route_used, fallback_reason=found.fallback_reason,

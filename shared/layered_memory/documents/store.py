@@ -35,11 +35,13 @@ from urllib.parse import quote
 
 from ..index.collection import Entry, Found, IndexedCollection
 from ..index.filters import Condition, Eq, FilterSpec
-from ..indexing import drop_intent, point_id, put_intent
+from ..index.points import point_id
+from ..indexing import drop_intent, put_intent
 from ..stores.base import IndexHit
 
 if TYPE_CHECKING:
-    from ..engine import LayeredMemory
+    from ..index import Scope
+    from ..runtime import Runtime
 
 logger = logging.getLogger(__name__)
 
@@ -76,11 +78,10 @@ class Replaced:
 class SourceStore:
     """The sources of one handle's space (the tenant's, or a bound user's)."""
 
-    def __init__(self, mem: LayeredMemory) -> None:
-        core = mem._core
-        self._core = core
-        self.tenant = mem.tenant_id
-        self.owner = mem.bound_user
+    def __init__(self, core: Runtime, scope: Scope) -> None:
+        self.runtime = core
+        self.tenant = scope.tenant
+        self.owner = scope.bound_user
         self.token = SHARED if self.owner is None else enc(self.owner)
         self.visible = [SHARED] if self.owner is None else [SHARED, self.owner]
         name = core.settings.qdrant.collection_prefix + VECTORS
@@ -91,14 +92,14 @@ class SourceStore:
 
     def _ensure(self) -> None:
         """Create the vector collection on first use (not on ``mem.documents``: most handles never index)."""
-        core = self._core
+        core = self.runtime
         if core.index is not None and self.coll.name not in core.ensured_collections:
             self.coll.ensure()
             core.ensured_collections.add(self.coll.name)
 
     @property
     def records(self) -> Any:
-        return self._core.records
+        return self.runtime.records
 
     def key(self, space: str, group: str, name: str) -> str:
         """The record key of a source: owner, space ("d" documents, "r" repository files), group, name."""
@@ -136,7 +137,7 @@ class SourceStore:
         """Make ``chunks`` the chunks of source ``skey`` (see the module docstring). ``source["version"]``
         is the new version; ``old`` the stored source record (None: new)."""
         version = source["version"]
-        core = self._core
+        core = self.runtime
         keys = [f"{skey}#{version}:{i:05d}" for i in range(len(chunks))]
         entries = [
             Entry(point_id(self.tenant, kind, k), self._scoped(kind, skey, version, c.payload), c.indexed_text, dense=c.dense)
@@ -172,7 +173,7 @@ class SourceStore:
             return
         try:
             self.records.delete_docs(self.tenant, CHUNKS, list(keys))
-            if self._core.index is not None:
+            if self.runtime.index is not None:
                 self.coll.delete(ids=[point_id(self.tenant, kind, k) for k in keys])
         except Exception:
             if not quiet:
@@ -183,7 +184,7 @@ class SourceStore:
         """Delete sources and their chunks. Returns how many sources existed."""
         if not skeys:
             return 0
-        core = self._core
+        core = self.runtime
         n = 0
         with core.write_lock:
             for skey, doc in zip(skeys, self.get(skeys)):
@@ -196,20 +197,20 @@ class SourceStore:
 
     def repair(self, skey: str) -> None:
         """The outbox drain of an interrupted replace / remove: drop chunks of other versions (idempotent)."""
-        with self._core.write_lock:
+        with self.runtime.write_lock:
             doc = self.get([skey])[0]
             keep = f"{skey}#{doc['version']}:" if doc else None
             kind = (doc or {}).get("kind")
             stale = [k for k in self.chunk_keys(skey) if keep is None or not k.startswith(keep)]
             for kd in ([kind] if kind else [DOC_KIND, CODE_KIND]):
                 self._drop_chunks(kd, stale)
-            if doc is not None and self._core.index is not None:
+            if doc is not None and self.runtime.index is not None:
                 self.reindex(prefix=skey + "#", missing_only=True)
 
     def reindex(self, *, prefix: str | None = None, missing_only: bool = False) -> int:
         """Re-create the points of this space's chunks (an unbound handle: every space of the tenant)
         from the records. Returns how many were indexed."""
-        core = self._core
+        core = self.runtime
         if core.index is None:
             return 0
         prefixes = [prefix] if prefix else ([f"{self.token}!"] if self.owner is not None else [""])
@@ -231,9 +232,9 @@ class SourceStore:
         entries = [Entry(point_id(self.tenant, d["payload"]["kind"], k), d["payload"], d["text"]) for k, d in page]
         self._ensure()
         if missing_only:
-            have = {h.id for h in self._core.index.retrieve(self.coll.name, [e.point_id for e in entries])}
+            have = {h.id for h in self.runtime.index.retrieve(self.coll.name, [e.point_id for e in entries])}
             entries = [e for e in entries if e.point_id not in have]
-        with self._core.write_lock:
+        with self.runtime.write_lock:
             self.coll.upsert(entries)
         return len(entries)
 
@@ -245,7 +246,7 @@ class SourceStore:
     def query(self, text: str, kind: str, conds: Sequence[Condition], k: int, space: str, route: str = "hybrid") -> Found:
         """Hybrid search (or BM25 in process without a vector index) over committed chunks only."""
         spec = self.spec(kind, *conds)
-        if self._core.index is None:
+        if self.runtime.index is None:
             tokens = [SHARED] + ([enc(self.owner)] if self.owner else [])
             records = (
                 (point_id(self.tenant, kind, key), d["payload"], d["text"])

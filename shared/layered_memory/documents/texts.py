@@ -81,7 +81,7 @@ class Texts:
             version = hashlib.sha256(json.dumps([text, meta], sort_keys=True).encode()).hexdigest()[:16]
             if last[tid] == i and not (old is not None and old.get("version") == version):
                 todo.append((tid, text, meta, version, old))
-        core = self.store._core
+        core = self.store.runtime
         vectors: list[list[float] | None] = [None] * len(todo)
         if todo and core.embedder is not None and core.index is not None:
             vectors = list(core.embedder.embed_documents([t[1] for t in todo]))
