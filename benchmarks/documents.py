@@ -115,12 +115,17 @@ def main() -> None:
         t0 = time.perf_counter()
         report = mem.documents.index_repo(src)
         full = time.perf_counter() - t0
+        print(f"indexed {report.chunks} chunks in {full:.1f}s", file=sys.stderr, flush=True)
         texts = [d["text"] for _, d in mem.documents.store.scan("doc_chunks", "")]
         t0 = time.perf_counter()
         for i in range(0, len(texts), 64):
             mem.embedder.embed_documents(texts[i: i + 64])
         embed_only = time.perf_counter() - t0
-        rows = [(route, *evaluate(mem, queries, route)) for route in ("bm25", "dense", "hybrid")]
+        print(f"embedder alone: {embed_only:.1f}s", file=sys.stderr, flush=True)
+        rows = []
+        for route in ("bm25", "dense", "hybrid"):
+            rows.append((route, *evaluate(mem, queries, route)))
+            print(f"{route}: {rows[-1]}", file=sys.stderr, flush=True)
         target = src / args.package / "_urls.py"
         target.write_text(target.read_text(encoding="utf-8") + "\n\ndef bench_added(x):\n    return x\n", encoding="utf-8")
         t0 = time.perf_counter()
