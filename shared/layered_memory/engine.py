@@ -478,6 +478,9 @@ class LayeredMemory:
         user_id = self._user(user_id)
         session_id, query, max_tokens, task_id = _context_args(session_id, query, include_vector, max_tokens, task_id)
         core = self._core
+        from .documents.context import document_lines, wants_documents
+
+        with_docs = wants_documents(include_documents, core.settings.documents)  # checked before any read
         cfg = core.settings.memory
         summary = self._summaries.current(user_id, session_id)
         user_data = self.get_user_data(user_id)
@@ -491,16 +494,7 @@ class LayeredMemory:
             texts = [t for t in texts if t and t.strip()]
             if texts:
                 memory, conversation = self._relevant(user_id, session_id, texts, [m.ref for m in window])
-        docs: list[MemoryLine] = []
-        if include_documents is None:
-            include_documents = core.settings.documents.include_in_context
-        elif not isinstance(include_documents, bool):
-            raise InvalidInputError("include_documents", include_documents, "must be True, False or None", "pass a bool")
-        doc_query = query or next((m.content for m in reversed(window) if m.role == "user"), "")
-        if include_documents and doc_query.strip():
-            from .documents.context import document_lines
-
-            docs = document_lines(LayeredMemory(core, self.tenant_id, user_id).documents, doc_query)
+        docs = document_lines(LayeredMemory(core, self.tenant_id, user_id).documents, query, window) if with_docs else []
         budget = max_tokens if max_tokens is not None else core.settings.context.max_tokens
         return assemble_context(
             summary=summary, user_data=user_data, window=window, memory=memory, conversation=conversation,
