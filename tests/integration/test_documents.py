@@ -290,3 +290,12 @@ def test_context_includes_documents_when_asked(mem: LayeredMemory) -> None:
     assert sum(mem.count_tokens(m.content) + 4 for m in small) <= 30
     with pytest.raises(InvalidInputError, match="include_documents"):
         mem.get_context_for_user("alice", "c1", include_documents="yes")
+
+
+def test_one_line_text_is_text_and_path_like_strings_are_paths(tight: LayeredMemory, tmp_path: Path) -> None:
+    from layered_memory.documents.parse import looks_like_path
+
+    assert looks_like_path(str(tmp_path)) and looks_like_path("docs/guide.md") and looks_like_path("notes.md")
+    assert not looks_like_path("Read README.md before you deploy") and not looks_like_path("line one\nline two.md")
+    with pytest.raises(InvalidInputError, match="does not exist"):
+        tight.documents.index_document("docs/missing-guide.md")

@@ -73,7 +73,13 @@ def _size_error(name: str, size: int, limit: int) -> InvalidInputError:
 
 
 def looks_like_path(text: str) -> bool:
+    """A one-line string names a file when it exists, or, without whitespace, when it has a document
+    suffix, a directory separator or starts with ``~`` / ``.`` ("Read README.md" is text)."""
     if "\n" in text or len(text) > 4096 or not text.strip():
+        return False
+    if os.path.exists(os.path.expanduser(text)):
+        return True
+    if any(ch.isspace() for ch in text):
         return False
     return PurePath(text).suffix.lower() in SUFFIXES or os.sep in text or text.startswith(("~", "."))
 
