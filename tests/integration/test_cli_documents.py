@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+
+from layered_memory import LayeredMemory
 from click.testing import CliRunner
 from documents_support import make_repo, write
 
@@ -57,9 +59,11 @@ def test_repo_index_and_search(run, tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (("docs", "index", "/nonexistent/x.md"), "source='/nonexistent/x.md': does not exist"),
-    (("docs", "search", " "), "query=' ': must be a non-empty string"),
+    (("docs", "search", " "), "' ': must be a non-empty string"),
     (("repo", "index", "/"), "is not a git working tree"),
 ])
 def test_errors_are_one_line_exit_2(tmp_path, args, message):
-    result = CliRunner().invoke(main, ["--embedder", "none", "--path", str(tmp_path / "store"), *args])
+    store = str(tmp_path / "store")
+    LayeredMemory.embedded(store, embedder="none").close()  # a store there: read-only commands refuse a path without one
+    result = CliRunner().invoke(main, ["--embedder", "none", "--path", store, *args])
     assert result.exit_code == 2 and message in result.output
