@@ -13,7 +13,6 @@ see user u1 (adapters bind both at construction).
 from __future__ import annotations
 
 import functools
-import logging
 import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -23,12 +22,13 @@ from typing import TYPE_CHECKING, Any
 from ._async import async_twins
 from .config import LayeredMemorySettings
 from .context import MemoryLine, assemble_context, message_key, session_window
-from .errors import ConfigurationError, InvalidInputError
+from .errors import InvalidInputError
 from .index import Scope, check_user_id
 from .indexing import OUTBOX, drop_intent, put_intent
 from .models import ContextMessage, Message, MessageRef, SearchResult, check_id, check_refs
 from .providers.base import ChatModel, Embedder
 from .retrieval.plan import SearchPlan, plan_search
+from .opening import check_tenants, embedded_stores, server_stores, settings_stores
 from .runtime import Runtime, build_runtime
 from .stores.base import RecordStore, VectorIndex
 from .session_summaries import SessionSummaries
@@ -41,7 +41,6 @@ if TYPE_CHECKING:
     from .knowledge.api import Knowledge
     from .topics.api import Topics
 
-logger = logging.getLogger(__name__)
 
 _DEFAULT = "default"
 
@@ -94,18 +93,11 @@ class LayeredMemory:
     complete_task = _delegate("_user_data", UserData, "complete_task")
     list_tasks = _delegate("_user_data", UserData, "list_tasks")
 
-    # -- construction -------------------------------------------------------------------------
+    # -- construction (which stores: opening.py) ------------------------------------------------
     @classmethod
     def from_stores(
-        cls,
-        records: RecordStore,
-        index: VectorIndex | None,
-        *,
-        embedder: Any = _DEFAULT,
-        chat_model: Any = None,
-        settings: LayeredMemorySettings | None = None,
-        recreate_index: bool = False,
-        repair_index: bool = True,
+        cls, records: RecordStore, index: VectorIndex | None, *, embedder: Any = _DEFAULT, chat_model: Any = None,
+        settings: LayeredMemorySettings | None = None, recreate_index: bool = False, repair_index: bool = True,
     ) -> LayeredMemory:
         """Build from ready stores (any RecordStore / VectorIndex).
 
@@ -115,16 +107,8 @@ class LayeredMemory:
         intents are drained, pending messages indexed, and an index behind or ahead of the records
         is repaired with a warning (with ``repair_index=False`` only the warning: the doctor reports)."""
         core = build_runtime(records, index, embedder=embedder, chat_model=chat_model, settings=settings, recreate_index=recreate_index)
-        settings = core.settings
-        mem = cls(core, settings.tenant)
-        from .doctor import Tenant, open_check, reindex
-
-        for tenant in sorted({*records.tenants(), settings.tenant}):  # drain deletes, index pending, repair drift
-            if recreate_index:
-                logger.info("indexed %d records of tenant %s", reindex(Tenant(core, tenant)), tenant)
-            else:
-                open_check(Tenant(core, tenant), repair=repair_index)
-        return mem
+        check_tenants(core, recreate_index=recreate_index, repair_index=repair_index)
+        return cls(core, core.settings.tenant)
 
     @classmethod
     def embedded(
@@ -135,18 +119,10 @@ class LayeredMemory:
 
         The record file is ``settings.sqlite.path`` when set, else ``<path>/records.sqlite3``, opened
         with ``settings.sqlite.synchronous`` (FULL by default: acknowledged writes survive a power loss)."""
-        from .stores.qdrant_edge import QdrantEdgeVectorIndex
-        from .stores.sqlite import SQLiteRecordStore
-
-        path = os.fspath(path)
-        os.makedirs(path, exist_ok=True)
         settings = settings or LayeredMemorySettings()
-        records = SQLiteRecordStore.from_settings(settings.sqlite, path)
-        index = QdrantEdgeVectorIndex(os.path.join(path, "vectors"))
-        return cls.from_stores(
-            records, index, embedder=embedder, chat_model=chat_model, settings=settings, recreate_index=recreate_index,
-            repair_index=repair_index,
-        )
+        records, index = embedded_stores(path, settings)
+        return cls.from_stores(records, index, embedder=embedder, chat_model=chat_model, settings=settings,
+                               recreate_index=recreate_index, repair_index=repair_index)
 
     @classmethod
     def from_urls(
@@ -155,36 +131,13 @@ class LayeredMemory:
         settings: LayeredMemorySettings | None = None, recreate_index: bool = False, repair_index: bool = True,
     ) -> LayeredMemory:
         """Server backends: the records in PostgreSQL (``postgres_url``; Redis beside it, when given, is the
-        shared recent-message cache of seed 001) or in Redis (``redis_url`` alone), vectors in a Qdrant
-        server (or none: BM25 over the records, seed 002's core)."""
+        shared recent-message cache of seed 001) or in Redis (``redis_url`` alone; ``redis+cluster://`` for a
+        cluster), vectors in a Qdrant server (or none: BM25 over the records, seed 002's core)."""
         settings = settings or LayeredMemorySettings()
-        rs = settings.redis
-        records: RecordStore
-        if postgres_url:
-            from .stores.postgres import PostgresRecordStore
-
-            records = PostgresRecordStore.from_settings(
-                settings.postgres.model_copy(update={"url": postgres_url}), cache_url=redis_url, cache_prefix=rs.prefix
-            )
-        elif redis_url:
-            from .stores.redis import RedisRecordStore
-
-            records = RedisRecordStore.from_url(
-                redis_url, socket_timeout=rs.socket_timeout, connect_timeout=rs.connect_timeout, prefix=rs.prefix
-            )
-        else:
-            raise ConfigurationError(
-                "from_urls needs postgres_url or redis_url for the records; or use LayeredMemory.embedded(path)"
-            )
-        index = None
-        if qdrant_url:
-            from .stores.qdrant_server import QdrantVectorIndex
-
-            index = QdrantVectorIndex.from_url(qdrant_url, api_key=qdrant_api_key, timeout=settings.qdrant.timeout)
-        return cls.from_stores(
-            records, index, embedder=embedder, chat_model=chat_model, settings=settings, recreate_index=recreate_index,
-            repair_index=repair_index,
-        )
+        records, index = server_stores(settings, redis_url=redis_url, postgres_url=postgres_url, qdrant_url=qdrant_url,
+                                       qdrant_api_key=qdrant_api_key)
+        return cls.from_stores(records, index, embedder=embedder, chat_model=chat_model, settings=settings,
+                               recreate_index=recreate_index, repair_index=repair_index)
 
     @classmethod
     def from_settings(
@@ -194,26 +147,9 @@ class LayeredMemory:
         """From ``LAYERED_MEMORY_*`` (or ``settings``): records in PostgreSQL or Redis (their urls), else SQLite under
         ``data_dir``; vectors on the Qdrant server at ``qdrant.url``, else Qdrant Edge (SQLite only)."""
         settings = settings or LayeredMemorySettings()
-        emb = embedder if embedder is not None else settings.embedder
-        if settings.postgres.url or settings.redis.url:
-            key = settings.qdrant.api_key.get_secret_value() if settings.qdrant.api_key else None
-            return cls.from_urls(
-                redis_url=settings.redis.url, postgres_url=settings.postgres.url, qdrant_url=settings.qdrant.url, qdrant_api_key=key,
-                embedder=emb, chat_model=chat_model, settings=settings, recreate_index=recreate_index,
-                repair_index=repair_index,
-            )
-        if settings.qdrant.url:  # records embedded under data_dir, vectors on the Qdrant server
-            from .stores.qdrant_server import QdrantVectorIndex
-            from .stores.sqlite import SQLiteRecordStore
-
-            key = settings.qdrant.api_key.get_secret_value() if settings.qdrant.api_key else None
-            index = QdrantVectorIndex.from_url(settings.qdrant.url, api_key=key, timeout=settings.qdrant.timeout)
-            return cls.from_stores(SQLiteRecordStore.from_settings(settings.sqlite, settings.data_dir), index, embedder=emb,
-                                   chat_model=chat_model, settings=settings, recreate_index=recreate_index, repair_index=repair_index)
-        return cls.embedded(
-            settings.data_dir, embedder=emb, chat_model=chat_model, settings=settings, recreate_index=recreate_index,
-            repair_index=repair_index,
-        )
+        records, index = settings_stores(settings)
+        return cls.from_stores(records, index, embedder=embedder if embedder is not None else settings.embedder,
+                               chat_model=chat_model, settings=settings, recreate_index=recreate_index, repair_index=repair_index)
 
     def tenant(self, name: str) -> LayeredMemory:
         """A handle that reads and writes only tenant ``name`` (same stores)."""

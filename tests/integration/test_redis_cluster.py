@@ -144,3 +144,12 @@ def test_wait_replicas_without_replicas_is_a_clear_timeout(redis_url: str, redis
         store.put_docs("t", "notes", {"k": {"v": 1}})
     assert store.get_docs("t", "notes", ["k"]) == [{"v": 1}]  # on the master: a retry finds it
     store.close()
+
+
+def test_from_settings_reaches_the_cluster_with_its_redis_settings(redis_cluster_url: str, redis_cluster_prefix: str) -> None:
+    settings = LayeredMemorySettings()
+    settings.redis.url, settings.redis.prefix, settings.redis.wait_timeout = redis_cluster_url, redis_cluster_prefix, 0.5
+    with LayeredMemory.from_settings(settings, embedder="none") as mem:
+        assert mem.records.cluster and mem.records.wait_timeout == 0.5
+        mem.add_message(_msg(1, "hello from the settings"))
+        assert [m.message_id for m in mem.get_session_messages("u1", "s1")] == ["m1"]
