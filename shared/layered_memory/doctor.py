@@ -29,6 +29,7 @@ from .index.points import message_point_id, point_id, scope_filter
 from .indexing import OUTBOX, drop_intent, scroll_all
 from .index import Scope
 from .models import Message, MessageRef
+from .stores.base import iter_docs
 from .progress import report
 
 if TYPE_CHECKING:
@@ -58,13 +59,7 @@ class Tenant:
 
 
 def _docs(tn: Tenant, collection: str, prefix: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
-    after = ""
-    while True:
-        page = tn.records.list_docs(tn.tenant_id, collection, prefix=prefix, after=after, limit=PAGE)
-        yield from page
-        if len(page) < PAGE:
-            return
-        after = page[-1][0]
+    return iter_docs(tn.records, tn.tenant_id, collection, prefix=prefix, page=PAGE)
 
 
 def _messages_iter(tn: Tenant) -> Iterator[Message]:
@@ -296,13 +291,7 @@ def derived_collections(records: Any, prefix: str) -> set[str]:
 
     names = {prefix + MESSAGES, prefix + ITEMS, prefix + VECTORS}
     for tenant in records.tenants():
-        after = ""
-        while True:
-            page = records.list_docs(tenant, REGISTRY, after=after, limit=PAGE)
-            names.update(AgentInfo.from_doc(d).collection for _, d in page)
-            if len(page) < PAGE:
-                break
-            after = page[-1][0]
+        names.update(AgentInfo.from_doc(d).collection for _, d in iter_docs(records, tenant, REGISTRY, page=PAGE))
     return names
 
 

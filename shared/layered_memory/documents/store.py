@@ -36,6 +36,7 @@ from urllib.parse import quote
 from ..index.collection import Entry, Found, IndexedCollection
 from ..index.filters import Condition, Eq, FilterSpec
 from ..index.points import point_id
+from ..stores.base import iter_docs
 from ..indexing import drop_intent, put_intent
 from ..stores.base import IndexHit
 
@@ -114,13 +115,7 @@ class SourceStore:
         return self.records.get_docs(self.tenant, SOURCES, list(keys)) if keys else []
 
     def scan(self, collection: str, prefix: str) -> Iterable[tuple[str, dict[str, Any]]]:
-        after = ""
-        while True:
-            page = self.records.list_docs(self.tenant, collection, prefix=prefix, after=after, limit=PAGE)
-            yield from page
-            if len(page) < PAGE:
-                return
-            after = page[-1][0]
+        return iter_docs(self.records, self.tenant, collection, prefix=prefix, page=PAGE)
 
     def chunk_keys(self, skey: str) -> list[str]:
         return [k for k, _ in self.scan(CHUNKS, skey + "#")]

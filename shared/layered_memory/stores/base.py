@@ -8,7 +8,7 @@ Methods are batch shaped (lists in, lists out, one round trip where the backend 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Protocol, runtime_checkable
 
@@ -172,6 +172,19 @@ class IndexQuery:
             raise InvalidInputError("query", sorted(keywords)[0], "is given twice: as a keyword and in the IndexQuery",
                                     "pass an IndexQuery or keywords, not both")
         return request
+
+
+def iter_docs(
+    records: RecordStore, tenant: str, collection: str, *, prefix: str = "", page: int = 1000
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every ``(key, doc)`` of a document collection (keys under ``prefix``), in key order, ``page`` per read."""
+    after = ""
+    while True:
+        rows = records.list_docs(tenant, collection, prefix=prefix, after=after, limit=page)
+        yield from rows
+        if len(rows) < page:
+            return
+        after = rows[-1][0]
 
 
 # What a VectorIndex declares in ``capabilities`` (callers test membership, never the backend name).
