@@ -72,7 +72,10 @@ class RecordStore(Protocol):
     ) -> list[Message]:
         """Messages with ``seq > after_seq`` matching the given fields, by ascending seq."""
 
-    def count_messages(self, tenant: str, *, user_id: str | None = None, session_key: str | None = None) -> int: ...
+    def count_messages(
+        self, tenant: str, *, user_id: str | None = None, session_key: str | None = None, after_seq: int = 0
+    ) -> int:
+        """How many messages match (``seq > after_seq`` when given: the topic tier's backlog)."""
 
     def delete_messages(self, tenant: str, *, user_id: str, session_key: str | None = None) -> list[MessageRef]:
         """Delete a user's messages (of one session, or all). Returns the deleted refs, by seq."""

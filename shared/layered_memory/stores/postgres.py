@@ -429,10 +429,12 @@ class PostgresRecordStore:
             rows = cur.fetchall()
         return [load_message(raw, seq) for raw, seq in rows]
 
-    def count_messages(self, tenant: str, *, user_id: str | None = None, session_key: str | None = None) -> int:
+    def count_messages(
+        self, tenant: str, *, user_id: str | None = None, session_key: str | None = None, after_seq: int = 0
+    ) -> int:
         where, params = self._where(check_tenant(tenant), user_id, session_key, None)
         with self._autocommit("count_messages") as cur:
-            cur.execute(f"SELECT COUNT(*) FROM {self._s}.lm_messages WHERE {where}", params)
+            cur.execute(f"SELECT COUNT(*) FROM {self._s}.lm_messages WHERE {where} AND seq > %s", (*params, after_seq))
             return int(cur.fetchone()[0])
 
     def delete_messages(self, tenant: str, *, user_id: str, session_key: str | None = None) -> list[MessageRef]:

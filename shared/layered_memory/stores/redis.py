@@ -483,18 +483,20 @@ class RedisRecordStore:
                 break
         return out
 
-    def count_messages(self, tenant: str, *, user_id: str | None = None, session_key: str | None = None) -> int:
+    def count_messages(
+        self, tenant: str, *, user_id: str | None = None, session_key: str | None = None, after_seq: int = 0
+    ) -> int:
         base = self._base(tenant)
         if user_id is None and session_key is not None:  # no ZSET per bare session: count by scanning
-            return sum(1 for _ in self._matching(tenant, None, session_key, None, 0, "count_messages"))
+            return sum(1 for _ in self._matching(tenant, None, session_key, None, after_seq, "count_messages"))
         if user_id is None:
             zset = base + "all"
         elif session_key is None:
             zset = f"{base}u:{user_id}"
         else:
             zset = f"{base}s:{user_id}|{session_key}"
-        with self._errors("count_messages"):
-            return int(self.client.zcard(zset))
+        with self._errors("count_messages"):  # scores are seq
+            return int(self.client.zcount(zset, f"({int(after_seq)}", "+inf") if after_seq else self.client.zcard(zset))
 
     def delete_messages(self, tenant: str, *, user_id: str, session_key: str | None = None) -> list[MessageRef]:
         base = self._base(tenant)

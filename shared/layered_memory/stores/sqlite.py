@@ -427,10 +427,12 @@ class SQLiteRecordStore:
             ).fetchall()
         return [load_message(raw, seq) for raw, seq in rows]
 
-    def count_messages(self, tenant: str, *, user_id: str | None = None, session_key: str | None = None) -> int:
+    def count_messages(
+        self, tenant: str, *, user_id: str | None = None, session_key: str | None = None, after_seq: int = 0
+    ) -> int:
         where, params = self._where(check_tenant(tenant), user_id, session_key, None)
         with self._read("count_messages") as conn:
-            return conn.execute(f"SELECT COUNT(*) FROM messages WHERE {where}", params).fetchone()[0]
+            return conn.execute(f"SELECT COUNT(*) FROM messages WHERE {where} AND seq > ?", [*params, after_seq]).fetchone()[0]
 
     def delete_messages(self, tenant: str, *, user_id: str, session_key: str | None = None) -> list[MessageRef]:
         where, params = self._where(check_tenant(tenant), user_id, session_key, None)

@@ -216,6 +216,17 @@ class RecordStoreConformance:
         assert store.count_messages(A, user_id="nobody") == 0
         assert store.count_messages(B) == 0
 
+    def test_count_messages_after_seq(self, store: RecordStore) -> None:
+        """The topic tier's backlog: messages written after a cursor, with every filter."""
+        batch = [msg("a"), msg("b"), msg("c", session="s2"), msg("d", user="u2")]
+        store.put_messages(A, batch)
+        after = batch[1].seq
+        assert store.count_messages(A, after_seq=after) == 2
+        assert store.count_messages(A, user_id="u1", after_seq=after) == 1
+        assert store.count_messages(A, session_key="s2", after_seq=after) == 1
+        assert store.count_messages(A, after_seq=batch[3].seq) == 0
+        assert store.count_messages(B, after_seq=0) == 0
+
 
     def test_delete_removes_only_that_user_and_session(self, store: RecordStore) -> None:
         store.put_messages(A, [msg("a"), msg("b", session="s2"), msg("c", user="u2"), msg("d")])
