@@ -311,7 +311,13 @@ def _check_topics(tn: Tenant, repair: bool) -> dict[str, int]:
         members[topic] = members.get(topic, 0) + 1
         threaded.add((chat_of.get(topic, ""), row["id"]))
     queued = {(d["chat_id"], d["message_id"]) for _, d in _docs(tn, QUEUE)}
-    unthreaded = [m for m in _messages_iter(tn) if m.ref not in threaded and m.ref not in queued]
+    cursor = TopicStore(core.records, tenant).threading_cursor()  # the log above it waits for threading
+    unthreaded, waiting = [], 0
+    for m in _messages_iter(tn):
+        if (m.seq or 0) > cursor:
+            waiting += m.ref not in threaded
+        elif m.ref not in threaded and m.ref not in queued:
+            unthreaded.append(m)
     bad = [t for t in topics if t.get("message_count", 0) != members.get(t["topic_id"], 0)]
     if repair and (unthreaded or bad):
         store = TopicStore(core.records, tenant)
@@ -320,7 +326,7 @@ def _check_topics(tn: Tenant, repair: bool) -> dict[str, int]:
             for t in bad:
                 t["message_count"] = members.get(t["topic_id"], 0)
             store.put(bad)
-    return {"topics": len(topics), "unthreaded": len(unthreaded), "queued": len(queued), "counters": len(bad)}
+    return {"topics": len(topics), "unthreaded": len(unthreaded), "queued": len(queued) + waiting, "counters": len(bad)}
 
 
 def reindex(tn: Tenant) -> int:

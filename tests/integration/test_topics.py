@@ -64,7 +64,8 @@ def failing_model(prompt: str) -> str:
 def test_threading_without_a_model(tmp_path, embedder, script, expected):
     mem = build(tmp_path, embedder)
     ids = feed(mem, "c1", script)
-    assert mem.topics.pending() == len(ids)  # the write only enqueued
+    assert mem.topics.pending() == len(ids)  # the write threads nothing: the messages wait in the log
+    assert mem.records.count_docs("default", "topic_queue") == 0  # and the write path wrote no queue entry
     assert all(mem.topics.topic_of(i, chat_id="c1") is None for i in ids)
     done = mem.process()
     assert done["threaded"] == len(ids)

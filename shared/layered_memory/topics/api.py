@@ -6,8 +6,8 @@
     mem.topics.topic_of("m1", chat_id="c1"); mem.topics.topic_search("отпуск", chat_id="c1").to_text()
 
 ``TopicRuntime`` is built once per engine by ``runtime.build_runtime``; the facade calls it by name:
-``on_write`` after each record write (enqueue durably in the RecordStore + the recent-message cache:
-milliseconds), ``process`` from ``mem.process()`` (threading, summary triggers; each new summary goes
+``on_write`` after each record write (the recent-message cache only: the message log above the
+threading cursor is the queue, so the write costs this tier no store write), ``process`` from ``mem.process()`` (threading, summary triggers; each new summary goes
 to ``on_summary``, the knowledge tier's trigger) and ``memory_lines`` for the context's mid tier.
 ``Topics`` is one handle's view (a tenant, optionally a bound user). State lives in the RecordStore
 (``topics/store.py``), so any process can resume the work.
@@ -38,7 +38,7 @@ from .cache import InProcessRecentCache, RecentCache
 from .llm import ModelCaller
 from .recall import MessageReader, short_term
 from .deep_search import TopicHit, TopicSearchResult, fuse_topics, quality_brief, summary_hit
-from .store import QUEUE, TOPIC_MSGS, TopicStore, seq_key
+from .store import TOPIC_MSGS, TopicStore, seq_key
 from .summaries import Summarizer, due_by_schedule
 from .threading import Threader, sweep_idle
 
@@ -109,10 +109,10 @@ class TopicRuntime:
 
     # -- after each record write: fast, durable ------------------------------------------------------------
     def on_write(self, tenant: str, new: Sequence[Message]) -> None:
-        """Queue newly stored messages for threading (called by the facade inside its write lock)."""
+        """Newly stored messages into the recent cache (called by the facade inside its write lock). They
+        wait for threading by being in the log above the threading cursor: nothing to write here."""
         if not self.settings.enabled or not new:
             return
-        self.store(tenant).enqueue([(m.seq, m.message_id, m.chat_id) for m in new])
         if self.cache is not None:
             try:
                 self.cache.push(tenant, new)
@@ -126,7 +126,6 @@ class TopicRuntime:
         if not self.settings.enabled:
             return done
         with self.lock:
-            self.catch_up(tenant)
             while True:
                 n = self.thread_batch(tenant)
                 done["threaded"] += n
@@ -195,36 +194,6 @@ class TopicRuntime:
                 logger.warning("embedder failed (%s); threading %d messages by BM25 terms", type(exc).__name__, len(missing))
         return vecs
 
-    def catch_up(self, tenant: str) -> int:
-        """Queue the stored messages that were never queued: the record write and the enqueue are two steps,
-        and a crash or a store fault between them must not leave a message unthreaded for good. Reads the
-        messages written since the last run (a cursor by seq); idempotent (queue keys are deterministic).
-        Returns how many were queued."""
-        if not self.settings.enabled:
-            return 0
-        core, store = self.core, self.store(tenant)
-        after = start = store.threading_cursor()
-        queued = 0
-        with core.write_lock:  # in this process, a message being written is queued by its own on_write
-            while True:
-                page = core.records.scan_messages(tenant, after_seq=after, limit=1000)
-                if not page:
-                    break
-                threaded = self._threaded(tenant, page)
-                qkeys = [store.queue_key(m.seq, m.message_id) for m in page]
-                in_queue = {k for k, d in zip(qkeys, core.records.get_docs(tenant, QUEUE, qkeys)) if d}
-                todo = [m for m, k in zip(page, qkeys) if m.ref not in threaded and k not in in_queue]
-                store.enqueue([(m.seq, m.message_id, m.chat_id) for m in todo])
-                queued += len(todo)
-                after = page[-1].seq or after
-                if len(page) < 1000:
-                    break
-            if after != start:
-                store.set_threading_cursor(after)
-        if queued:
-            logger.warning("queued %d stored messages of tenant %s that were never queued for threading", queued, tenant)
-        return queued
-
     def _threaded(self, tenant: str, msgs: Sequence[Message]) -> set[MessageRef]:
         """Messages already threaded: topic_id on the record, a membership row and the topic document."""
         with_topic = [m for m in msgs if m.topic_id]
@@ -243,14 +212,18 @@ class TopicRuntime:
         return [m for m in msgs if m.ref not in done]
 
     def thread_batch(self, tenant: str) -> int:
-        """Thread the next batch of queued messages. Returns how many were threaded."""
+        """Thread the next batch: messages queued again first, then the log above the cursor. Returns how
+        many were taken (0: nothing waits)."""
         core = self.core
         store = self.store(tenant)
-        items = store.queued(self.settings.batch_size)
-        if not items:
+        size = self.settings.batch_size
+        items = store.queued(size)
+        log = store.backlog(size - len(items)) if len(items) < size else []
+        if not items and not log:
             return 0
         refs = [MessageRef(d["chat_id"], d["message_id"]) for _, d in items]
-        msgs = [m for m in core.records.get_messages(tenant, refs) if m is not None]
+        queued = [m for m in core.records.get_messages(tenant, refs) if m is not None]
+        msgs = list({m.ref: m for m in [*queued, *log]}.values())
         fresh = self._unthreaded(tenant, msgs)
         vecs = self._vectors(tenant, fresh)
         th = Threader(store, core.analyzer, self.settings, self.caller(), embedder=core.embedder)
@@ -289,13 +262,15 @@ class TopicRuntime:
                     except Exception as exc:  # not indexed yet: the indexer reads topic_id from the record
                         logger.debug("set_payload topic_id failed (%s)", exc)
             store.dequeue([k for k, _ in items])
+            if log:  # after the batch's results: a run stopped before this threads it again (skipped above)
+                store.set_threading_cursor(int(log[-1].seq or 0))
         if self.cache is not None and updated:
             try:
                 self.cache.push(tenant, updated)
             except Exception as exc:
                 logger.warning("recent cache push failed (%s: %s)", type(exc).__name__, exc)
         logger.info("threaded %d messages of tenant %s", len(updated), tenant)
-        return len(items)
+        return len(items) + len(log)
 
     # -- context source (mid tier) -------------------------------------------------------------------
     def memory_lines(self, tenant: str, user_id: str, text: str, vector: Any) -> list[MemoryLine]:

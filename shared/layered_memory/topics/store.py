@@ -8,18 +8,20 @@ collection                key                                    value
 ``topics``                ``<topic_id>``                         the topic (seed 2.1.2) plus threading state
 ``topics_active``         ``<chat_id>|<topic_id>``               ``{"t": last message time}``
 ``topic_msgs``            ``<topic_id>|<seq:012d>``              ``{"id": message_id, "t": time, "u": user_id}``
-``topic_queue``           ``<seq:012d>|<message_id>``            messages waiting for threading (durable)
+``topic_queue``           ``<seq:012d>|<message_id>``            messages queued again (doctor repair)
 ``topic_jobs``            ``<topic_id>``                         a summary to write: ``{"trigger": ...}``
 ``topic_summaries``       ``<topic_id>|<version:06d>``           every summary version (seed 3.1.1)
 ``topic_chats``           ``<chat_id>``                          the chat's latest topic and clock
-``topic_state``           ``threading``                          ``{"seq": n}``: messages up to n were queued
+``topic_state``           ``threading``                          ``{"seq": n}``: messages up to n were threaded
 ========================  =====================================  ==========================================
 
 A topic lives in one chat, so the message ids it keeps (``topic_msgs`` rows, ``recent``) resolve in
 the topic's ``chat_id``: a message is ``(chat_id, message_id)``, ids repeat across chats.
 
-The queue lives in the RecordStore, so a process that stops mid-way loses nothing: the next
-``process()`` picks up where it stopped (at least once; a message already threaded is skipped).
+The message log is the queue: every stored message with a ``seq`` above the threading cursor waits
+for threading, so the write path adds nothing for this tier. ``topic_queue`` holds only messages queued
+again by hand (the doctor's repair). A process that stops mid-way loses nothing: the next ``process()``
+picks up at the cursor (at least once; a message already threaded is skipped).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from ..models import MessageRef, iso, parse_time
+from ..models import Message, MessageRef, iso, parse_time
 from ..stores.base import RecordStore
 
 TOPICS = "topics"
@@ -60,12 +62,13 @@ class TopicStore:
         return f"{seq_key(seq)}|{message_id}"
 
     def enqueue(self, items: Sequence[tuple[int | None, str, str]]) -> None:
-        """Queue (seq, message_id, chat_id) for threading (seq is unique in the tenant: so is the key; idempotent)."""
+        """Queue (seq, message_id, chat_id) for threading again (seq is unique in the tenant: so is the key;
+        idempotent). New messages need no call: the log above the cursor is the queue."""
         if items:
             self.records.put_docs(self.tenant, QUEUE, {self.queue_key(s, mid): {"message_id": mid, "chat_id": c} for s, mid, c in items})
 
     def threading_cursor(self) -> int:
-        """The seq up to which every stored message is known to have been queued (``TopicRuntime.catch_up``)."""
+        """The seq up to which every stored message has been threaded; the ones above it wait."""
         doc = self.records.get_docs(self.tenant, STATE, ["threading"])[0]
         return int(doc["seq"]) if doc else 0
 
@@ -79,8 +82,13 @@ class TopicStore:
         if keys:
             self.records.delete_docs(self.tenant, QUEUE, list(keys))
 
+    def backlog(self, limit: int) -> list[Message]:
+        """The stored messages above the cursor, oldest first: the queue new messages join by being written."""
+        return self.records.scan_messages(self.tenant, after_seq=self.threading_cursor(), limit=limit)
+
     def queue_size(self) -> int:
-        return self.records.count_docs(self.tenant, QUEUE)
+        """Messages waiting for threading: the log above the cursor plus the ones queued again."""
+        return self.records.count_messages(self.tenant, after_seq=self.threading_cursor()) + self.records.count_docs(self.tenant, QUEUE)
 
     # -- topics -----------------------------------------------------------------------------
     def get(self, topic_ids: Sequence[str]) -> list[dict[str, Any] | None]:
