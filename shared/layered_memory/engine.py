@@ -273,10 +273,12 @@ class LayeredMemory:
             unique.setdefault(m.ref, m)
         batch = list(unique.values())
         core = self._core
+        # A stored (chat_id, message_id) of another user is a collision, not a retry: refused before
+        # anything is written, and that user's message is never handed back. One message in a registered
+        # session skips the read: put_messages writes nothing for a stored ref, so the check can follow it.
+        single = len(batch) == 1 and core.sessions.known(self.tenant_id, batch[0].user_id, batch[0].session_key)
         with core.write_lock:
-            # A stored (chat_id, message_id) of another user is a collision, not a retry: refused before
-            # anything is written, and that user's message is never handed back.
-            existing = {m.ref: m for m in core.records.get_messages(self.tenant_id, [m.ref for m in batch]) if m is not None}
+            existing = {} if single else {m.ref: m for m in core.records.get_messages(self.tenant_id, [m.ref for m in batch]) if m is not None}
             _refuse_foreign(batch, existing)
             core.sessions.register(self.tenant_id, {(m.user_id, m.session_key) for m in batch})
             flags = core.records.put_messages(self.tenant_id, batch)
@@ -287,7 +289,7 @@ class LayeredMemory:
                 # session's next message), which spares the write path one store round trip.
                 core.summary_jobs.update((self.tenant_id, u, s) for u, s in sessions)
                 core.index_new_messages(self.tenant_id, new)
-                core.topics.on_write(self.tenant_id, new)  # queued for threading (mem.process / the worker)
+                core.topics.on_write(self.tenant_id, new)  # the recent cache (the log is the threading queue)
             stored = {**existing, **{m.ref: m for m in new}}  # already stored: the stored record (idempotent)
             raced = [m.ref for m in batch if m.ref not in stored]  # written by another process since the read
             if raced:

@@ -289,9 +289,9 @@ class MessageOutbox:
     """The messages' outbox for the background writer: the record store's pending flag, set in the same
     transaction as the message (``put_messages``), cleared once the message's full point is written.
 
-    ``index`` embeds outside the engine's write lock and writes under it: it reads the messages again
-    there, so a message deleted meanwhile gets no point back, and the payload is the stored one (a
-    topic set since is kept). Points are upserted whole: a search sees the BM25-only point or the
+    ``index`` embeds and builds the points outside the engine's write lock and upserts under it: it
+    reads the messages again there, so a message deleted meanwhile gets no point back, and the payload
+    is the stored one (a topic set since is kept). The outbox is cleared after the lock is released. Points are upserted whole: a search sees the BM25-only point or the
     full one, never a half of either."""
 
     name = "messages"
@@ -318,11 +318,16 @@ class MessageOutbox:
         texts = self._texts(tenant, msgs)
         vectors = ix.embedder.embed_documents([texts[m.ref] for m in msgs]) if ix.embedder is not None and msgs else []
         known = {m.ref: v for m, v in zip(msgs, vectors)}
-        with self.lock:
+        built = dict(zip((m.ref for m in msgs), ix.points(msgs, known=known, texts=[texts[m.ref] for m in msgs])))
+        with self.lock:  # short: a read and an upsert (the writes waiting for it are single adds)
             fresh = [m for m in ix.records.get_messages(tenant, [m.ref for m in msgs]) if m is not None]
+            read = {m.ref: m for m in msgs}
+            changed = [m for m in fresh if m != read[m.ref]]  # threaded (topic_id) or edited since the first read
+            points = {**built, **dict(zip((m.ref for m in changed), ix.points(changed, known=known, texts=[texts[m.ref] for m in changed])))}
             if fresh:
-                ix.index.upsert(ix.collection, ix.points(fresh, known=known, texts=[texts[m.ref] for m in fresh]))
-            ix.records.mark_indexed(tenant, list(refs))
+                ix.index.upsert(ix.collection, [points[m.ref] for m in fresh])
+        # Outside the lock: its commit is the slow part, and a crash before it only indexes the batch again.
+        ix.records.mark_indexed(tenant, list(refs))
         for r in refs:
             ix.previous_refs.pop((tenant, r), None)
         return len(fresh)

@@ -30,6 +30,10 @@ class SessionRegistry:
         self._known: set[tuple[str, str, str]] = set()  # (tenant, user, session) registered
         self._lock = threading.Lock()
 
+    def known(self, tenant: str, user_id: str, session_key: str) -> bool:
+        """Whether this process registered the pair already (``register`` would write nothing)."""
+        return (tenant, user_id, session_key) in self._known
+
     def register(self, tenant: str, sessions: Iterable[tuple[str, str]]) -> None:
         """Register (user, session) pairs not registered yet by this process (idempotent)."""
         fresh = {(u, s) for u, s in sessions if (tenant, u, s) not in self._known}
