@@ -37,6 +37,28 @@ def test_bug11_sqlite_synchronous_defaults_to_full_and_is_a_setting(tmp_path: Pa
     assert SQLiteRecordStore(str(tmp_path / "c.sqlite3"), synchronous="EXTRA").synchronous == "EXTRA"
 
 
+def test_sqlite_outbox_clears_skip_the_fsync_and_the_setting_comes_back(tmp_path: Path) -> None:
+    """Clearing the index outbox is derived state (a lost clear re-indexes a batch): its commit runs at
+    NORMAL; every durable write, before and after it, at the store's setting, even when it fails."""
+    from layered_memory.models import Message
+
+    store = SQLiteRecordStore(str(tmp_path / "r.sqlite3"), synchronous="FULL")
+    store.setup()
+    m = Message.build({"message_id": "m1", "chat_id": "c", "user_id": "u", "content": "hello"})
+    store.put_messages("t", [m])
+    assert store._conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    levels = []
+    store._conn.set_trace_callback(lambda sql: levels.append(sql) if sql.startswith("PRAGMA synchronous =") else None)
+    store.mark_indexed("t", [m.ref])
+    assert levels == ["PRAGMA synchronous = NORMAL", "PRAGMA synchronous = FULL"]
+    assert store.count_pending("t") == 0
+    store._conn.set_trace_callback(None)
+    with pytest.raises(RuntimeError), store._write("mark_indexed", derived=True):
+        raise RuntimeError("a failure inside the relaxed transaction")
+    assert store._conn.execute("PRAGMA synchronous").fetchone()[0] == 2
+    assert store.synchronous == "FULL"
+
+
 def test_bug11_sqlite_path_setting_is_honoured(tmp_path: Path) -> None:
     """``SQLiteSettings.path`` was ignored by ``embedded`` and ``from_settings``."""
     records = tmp_path / "elsewhere" / "records-of-acme.sqlite3"

@@ -268,16 +268,28 @@ class SQLiteRecordStore:
             yield self._conn
 
     @contextmanager
-    def _write(self, op: str) -> Iterator[sqlite3.Connection]:
-        """One IMMEDIATE transaction: commit on success, roll back on any exception."""
+    def _write(self, op: str, *, derived: bool = False) -> Iterator[sqlite3.Connection]:
+        """One IMMEDIATE transaction: commit on success, roll back on any exception.
+
+        ``derived``: the transaction writes only state that can be recomputed (the index outbox's
+        cleared flags), so its commit skips the fsync (``synchronous=NORMAL`` for it alone): a power
+        loss may undo it, which re-indexes a batch. The next durable commit syncs the WAL up to it, and
+        the adds waiting on this connection no longer wait for a sync they do not need."""
         with self._lock, self._errors(op):
-            self._conn.execute("BEGIN IMMEDIATE")
+            relaxed = derived and self.synchronous in ("FULL", "EXTRA")
+            if relaxed:
+                self._conn.execute("PRAGMA synchronous = NORMAL")
             try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._conn
+                except BaseException:
+                    self._conn.execute("ROLLBACK")
+                    raise
+                self._conn.execute("COMMIT")
+            finally:
+                if relaxed:
+                    self._conn.execute(f"PRAGMA synchronous = {self.synchronous}")
 
     # -- lifecycle ------------------------------------------------------------------------------
     def setup(self) -> None:
@@ -467,7 +479,7 @@ class SQLiteRecordStore:
 
     def mark_indexed(self, tenant: str, refs: Sequence[MessageRef]) -> None:
         tenant = check_tenant(tenant)
-        with self._write("mark_indexed") as conn:
+        with self._write("mark_indexed", derived=True) as conn:
             conn.executemany(
                 "UPDATE messages SET indexed = 1 WHERE tenant = ? AND chat_id = ? AND message_id = ?",
                 [(tenant, *pair) for pair in ref_pairs(refs)],
