@@ -57,15 +57,37 @@ def open_mem(backend: str, tmp: str, emb, settings: LayeredMemorySettings, redis
     return LayeredMemory.from_stores(records, QdrantEdgeVectorIndex(tmp), embedder=emb, settings=settings)
 
 
-def mode(name: str, **writer) -> LayeredMemorySettings:
-    return LayeredMemorySettings(index_mode=name, writer=writer or {})
+def mode(name: str, synchronous: str = "FULL", **writer) -> LayeredMemorySettings:
+    return LayeredMemorySettings(index_mode=name, writer=writer or {}, sqlite={"synchronous": synchronous})
 
 
-def steady(backend: str, emb, rate: float, n: int, index_mode: str, url: str | None) -> list[object]:
+def fsync_floor(n: int, rate: float) -> list[object]:
+    """The floor under an embedded add with ``synchronous=FULL``: a bare one-row SQLite WAL commit with its
+    fsync, on the same disk, at the same pace, with nothing else of layered-memory in the process's way."""
+    import sqlite3
+
+    with tempfile.TemporaryDirectory() as tmp:
+        conn = sqlite3.connect(f"{tmp}/floor.sqlite3", isolation_level=None)
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = FULL")
+        conn.execute("CREATE TABLE t (body TEXT)")
+        times = []
+        for i in range(n):
+            time.sleep(1 / rate)
+            t0 = time.perf_counter()
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("INSERT INTO t VALUES (?)", ("x" * 200,))
+            conn.execute("COMMIT")
+            times.append((time.perf_counter() - t0) * 1000)
+        conn.close()
+    return ["sqlite3 alone", "-", "one-row commit + fsync (the floor of FULL)", n, pct(times, 50), pct(times, 95), "-", "-", "-"]
+
+
+def steady(backend: str, emb, rate: float, n: int, index_mode: str, url: str | None, synchronous: str = "FULL") -> list[object]:
     """Single adds at ``rate``/s: add P50/P95 and the lag from each add to its full point."""
     rng = random.Random(1)
     with tempfile.TemporaryDirectory() as tmp:
-        mem = open_mem(backend, tmp, emb, mode(index_mode), url, "s")
+        mem = open_mem(backend, tmp, emb, mode(index_mode, synchronous), url, "s")
         adds = []
         t_start = time.perf_counter()
         for i in range(n):
@@ -80,7 +102,8 @@ def steady(backend: str, emb, rate: float, n: int, index_mode: str, url: str | N
         mem.close()
     lag50 = st.get("lag_p50_seconds") if index_mode == "background" else pct(adds, 50) / 1000
     lag95 = st.get("lag_p95_seconds") if index_mode == "background" else pct(adds, 95) / 1000
-    return [backend, index_mode, f"single adds at {rate:g}/s", n, pct(adds, 50), pct(adds, 95), lag50, lag95, f"{n / drained:.1f}/s"]
+    name = f"{backend} ({synchronous})" if backend == "embedded" else backend
+    return [name, index_mode, f"single adds at {rate:g}/s", n, pct(adds, 50), pct(adds, 95), lag50, lag95, f"{n / drained:.1f}/s"]
 
 
 def threads8(backend: str, emb, n_each: int, index_mode: str, url: str | None) -> list[object]:
@@ -221,6 +244,9 @@ def run(args: argparse.Namespace) -> None:
             for index_mode in ("background", "sync"):
                 rows.append(steady(backend, real, args.rate, args.steady, index_mode, url))
                 print(f"done steady {backend} {index_mode}", file=sys.stderr, flush=True)
+            if backend == "embedded":  # the fsync apart: SQLite at NORMAL (durable across a process crash), and the bare commit
+                rows.append(steady(backend, real, args.rate, args.steady, "background", url, "NORMAL"))
+                rows.append(fsync_floor(args.steady, args.rate))
         for index_mode in ("background", "sync"):
             rows.append(threads8("embedded", real, args.per_thread, index_mode, url))
             print(f"done threads {index_mode}", file=sys.stderr, flush=True)

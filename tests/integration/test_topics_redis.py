@@ -11,6 +11,7 @@ import redis
 
 from layered_memory.engine import LayeredMemory
 from layered_memory.models import Message
+from layered_memory.stores.redis_cache import RecordStoreRecent
 from layered_memory.topics.cache import RedisRecentCache
 
 pytestmark = pytest.mark.redis
@@ -47,13 +48,14 @@ def test_engine_on_redis_uses_the_redis_cache(redis_url):
     settings = LayeredMemorySettings(redis={"url": redis_url, "prefix": f"t{uuid.uuid4().hex[:8]}"})
     mem = LayeredMemory.from_urls(redis_url=redis_url, embedder="none", settings=settings)
     try:
-        assert isinstance(mem.topics.cache, RedisRecentCache)
+        assert isinstance(mem.topics.cache, RecordStoreRecent)  # Redis is the record store: the store is the cache
         mem.add_messages([{"message_id": f"m{i}", "chat_id": "c1", "user_id": "u", "content": f"hiking trail lake {i}",
                            "create_time": T0 + timedelta(minutes=i)} for i in range(3)])
         mem.process()
         recent = mem.topics.recent("c1", 5)
         assert [m.message_id for m in recent] == ["m0", "m1", "m2"]
         assert len({m.topic_id for m in recent}) == 1 and recent[0].topic_id is not None
+        assert not list(mem.records.client.scan_iter(match=f"{{{settings.redis.prefix}:*}}:rc:*"))  # no second copy
         res = mem.topics.topic_search("hiking lake")  # core mode: no vector index, BM25 over the store
         assert res.topics == [] or res.topics[0].message_count == 3
     finally:

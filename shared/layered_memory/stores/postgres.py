@@ -283,7 +283,11 @@ class PostgresRecordStore:
 
     def recent_cache(self, *, size: int, ttl: int) -> Any:
         """The seed's Redis cache when the store was given ``cache_url``, shared by every process; else None."""
-        return None if self._cache is None else self._cache.recent_cache(size=size, ttl=ttl)
+        if self._cache is None:
+            return None
+        from .redis_cache import RedisRecentCache
+
+        return RedisRecentCache(self._cache.client, prefix=self._cache.prefix, size=size, ttl=ttl)
 
     def _register(self, cur: Any, tenant: str) -> None:
         cur.execute(f"INSERT INTO {self._s}.lm_tenants (tenant) VALUES (%s) ON CONFLICT (tenant) DO NOTHING", (tenant,))

@@ -49,7 +49,7 @@ from ..errors import (
 from ..models import Message, MessageRef
 from .base import INDEX_UPGRADES, MESSAGE_POINTS_V2
 from . import redis_scripts as lua
-from .redis_cache import RedisRecentCache
+from .redis_cache import RecordStoreRecent
 from .sqlite import check_collection, check_limit, check_tenant, dump_doc, dump_message, load_message, not_stored, ref_pairs
 
 logger = logging.getLogger(__name__)
@@ -371,9 +371,12 @@ class RedisRecordStore:
         if self._owns_client:
             self.client.close()
 
-    def recent_cache(self, *, size: int, ttl: int) -> RedisRecentCache:
-        """The seed's recent-message cache on this store's client and prefix, shared by every process."""
-        return RedisRecentCache(self.client, prefix=self.prefix, size=size, ttl=ttl)
+    def recent_cache(self, *, size: int, ttl: int) -> RecordStoreRecent:
+        """The seed's recent-message cache, shared by every process: on a Redis record store, the store
+        itself. Its per-chat ZSETs and message hash answer the same reads from the same Redis, so a
+        second copy (``RedisRecentCache``, the cache beside PostgreSQL) would only cost the write path a
+        round trip per add."""
+        return RecordStoreRecent(self)
 
     # -- messages -------------------------------------------------------------------------------
     @staticmethod
@@ -424,6 +427,15 @@ class RedisRecordStore:
                 raws = self.client.hmget(base + "m", members[start : start + _BATCH])
                 out += [_parse(r) if r is not None else None for r in raws]
         return out
+
+    def chat_tail(self, tenant: str, chat_id: str, limit: int) -> list[Message]:
+        """A chat's newest ``limit`` messages (by seq), oldest first: one script call."""
+        base, limit = self._base(tenant), check_limit(limit)
+        if limit == 0:
+            return []
+        with self._errors("chat_tail"):
+            raws = self._window(keys=[f"{base}c:{chat_id}", base + "m"], args=[limit])
+        return [_parse(r) for r in reversed(raws) if r is not None]
 
     def window(self, tenant: str, *, user_id: str, session_key: str, limit: int) -> list[Message]:
         base, limit = self._base(tenant), check_limit(limit)

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..models import Message, MessageRef
 
-__all__ = ["RedisRecentCache"]
+__all__ = ["RecordStoreRecent", "RedisRecentCache"]
 
 
 class RedisRecentCache:
@@ -74,3 +74,30 @@ class RedisRecentCache:
         keys = list(self.client.scan_iter(match=f"{self._t(tenant)}*", count=1000))
         for i in range(0, len(keys), 500):
             self.client.delete(*keys[i : i + 500])
+
+
+class RecordStoreRecent:
+    """The recent-message cache of a Redis *record store*: reads from the store itself, writes nothing.
+
+    When Redis is the record store, the seed's cache would be a second copy of the same messages in the
+    same Redis; the store's per-chat ZSET and message hash answer ``recent`` and ``get`` with the same
+    round trips, and ``push`` (one pipeline per add) is not needed. Updates (a topic_id set by threading)
+    are in the store already. Order: a chat's newest messages by seq, returned by create time.
+    """
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    def push(self, tenant: str, messages: Sequence[Message]) -> None:
+        return None  # the record write was the push
+
+    def recent(self, tenant: str, chat_id: str, limit: int) -> list[Message]:
+        if limit <= 0:
+            return []
+        return sorted(self.store.chat_tail(tenant, chat_id, limit), key=lambda m: (m.create_time, m.seq or 0))
+
+    def get(self, tenant: str, refs: Sequence[MessageRef]) -> list[Message | None]:
+        return self.store.get_messages(tenant, refs) if refs else []
+
+    def clear(self, tenant: str) -> None:
+        return None  # the store's own deletes remove the messages
