@@ -10,11 +10,12 @@ from datetime import datetime, timedelta
 
 import numpy as np
 import pytest
+
+from server_stores import SERVER_KINDS, server_records
 from click.testing import CliRunner
 
 from layered_memory.cli import main as cli_main
 from layered_memory.errors import InvalidInputError
-from layered_memory.stores.redis import RedisRecordStore
 from test_agents_support import CODER_LOG, NOW, build_mem, days_ago, edge_mem, embedder, fill, mem  # noqa: F401
 
 # -- Requirement: Экспорт контекста агента -----------------------------------------------------------------
@@ -171,10 +172,10 @@ def test_stats_timeline_per_day_and_week(mem):
 # -- RecordStore backends and the CLI ------------------------------------------------------------------------
 
 
-@pytest.mark.redis
-def test_agents_on_redis_record_store(tmp_path, embedder, redis_url, redis_prefix):
-    """Redis as the source of truth (production RecordStore) with Qdrant Edge: the same behaviour."""
-    records = RedisRecordStore.from_url(redis_url, prefix=redis_prefix)
+@pytest.mark.parametrize("kind", SERVER_KINDS)
+def test_agents_on_a_server_record_store(request, tmp_path, embedder, kind):
+    """Redis, a Redis Cluster or PostgreSQL as the source of truth with Qdrant Edge: the same behaviour."""
+    records = server_records(request, kind)
     m = build_mem("edge", tmp_path / "v", embedder, records=records)
     try:
         a = m.agents.create("123", "coder", max_vectors=5)

@@ -8,9 +8,10 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from server_stores import SERVER_KINDS, server_records
+
 from layered_memory import BackendUnavailable, LayeredMemory, LayeredMemorySettings
 from layered_memory.stores.qdrant_server import QdrantVectorIndex
-from layered_memory.stores.redis import RedisRecordStore
 
 pytestmark = pytest.mark.redis
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc)
@@ -36,11 +37,12 @@ def settings():
     return s
 
 
-@pytest.fixture
-def redis_mem(redis_url, redis_prefix):
+@pytest.fixture(params=SERVER_KINDS)
+def redis_mem(request):
+    """The engine on each server record store (Redis, a Redis Cluster, PostgreSQL) with the qdrant-client path."""
     from layered_memory.providers.local import USEEmbedder
 
-    records = RedisRecordStore.from_url(redis_url, prefix=redis_prefix)
+    records = server_records(request, request.param)
     mem = LayeredMemory.from_stores(records, QdrantVectorIndex.in_memory(), embedder=USEEmbedder(), settings=settings())
     yield mem
     mem.close()

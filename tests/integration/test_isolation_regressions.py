@@ -8,6 +8,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from server_stores import server_records
+
 from layered_memory import InvalidInputError, LayeredMemory, LayeredMemorySettings
 from layered_memory import tools as shared_tools
 from layered_memory.stores.qdrant_server import QdrantVectorIndex
@@ -24,7 +26,7 @@ def settings() -> LayeredMemorySettings:
     return s
 
 
-@pytest.fixture(params=["embedded", "embedded-core", "redis-local", "redis-core"])
+@pytest.fixture(params=["embedded", "embedded-core", "redis-local", "redis-core", "cluster-local", "postgres-local", "postgres-core"])
 def mem(request: pytest.FixtureRequest, tmp_path) -> Iterator[LayeredMemory]:
     kind = request.param
     if kind == "embedded":
@@ -32,11 +34,8 @@ def mem(request: pytest.FixtureRequest, tmp_path) -> Iterator[LayeredMemory]:
     elif kind == "embedded-core":
         m = LayeredMemory.from_stores(SQLiteRecordStore(str(tmp_path / "r.sqlite3")), None, embedder="none", settings=settings())
     else:
-        from layered_memory.stores.redis import RedisRecordStore
-
-        url = request.getfixturevalue("redis_url")
-        records = RedisRecordStore.from_url(url, prefix=request.getfixturevalue("redis_prefix"))
-        index = QdrantVectorIndex.in_memory() if kind == "redis-local" else None
+        records = server_records(request, kind.split("-")[0])
+        index = QdrantVectorIndex.in_memory() if kind.endswith("-local") else None
         m = LayeredMemory.from_stores(records, index, embedder="none", settings=settings())
     for i, (user, text) in enumerate([("victim", CANARY), ("victim", "zebracanary again"), ("mallory", "hello zebra")]):
         m.add_message(message_id=f"m{i}", chat_id=f"c-{user}", user_id=user, content=text, role="user",

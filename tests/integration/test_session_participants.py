@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from server_stores import SERVER_KINDS, server_records
+
 from layered_memory import LayeredMemory, LayeredMemorySettings
 
 BOT = "bot-42"
@@ -21,17 +23,19 @@ def rows(chat: str, user: str, n: int, start: int) -> list[dict]:
     return out
 
 
-@pytest.fixture(params=["sqlite", "redis"])
+@pytest.fixture(params=["sqlite", *SERVER_KINDS])
 def mem(request, tmp_path):
     settings = LayeredMemorySettings()
     settings.memory.short_term_window = 4
     settings.memory.bot_user_ids = [BOT]
     if request.param == "sqlite":
         m = LayeredMemory.embedded(tmp_path, embedder="none", settings=settings)
-    else:
+    elif request.param == "redis":  # through from_urls, as a user configures it
         url = request.getfixturevalue("redis_url")
         settings.redis.prefix = request.getfixturevalue("redis_prefix")
         m = LayeredMemory.from_urls(redis_url=url, embedder="none", settings=settings)
+    else:
+        m = LayeredMemory.from_stores(server_records(request, request.param), None, embedder="none", settings=settings)
     yield m
     m.close()
 
