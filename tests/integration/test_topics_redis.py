@@ -8,6 +8,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 import redis
+from server_stores import SERVER_KINDS, server_records
 
 from layered_memory.engine import LayeredMemory
 from layered_memory.models import Message
@@ -58,5 +59,26 @@ def test_engine_on_redis_uses_the_redis_cache(redis_url):
         assert not list(mem.records.client.scan_iter(match=f"{{{settings.redis.prefix}:*}}:rc:*"))  # no second copy
         res = mem.topics.topic_search("hiking lake")  # core mode: no vector index, BM25 over the store
         assert res.topics == [] or res.topics[0].message_count == 3
+    finally:
+        mem.close()
+
+
+@pytest.mark.parametrize("kind", SERVER_KINDS)
+def test_topics_on_every_server_record_store(request, kind):
+    """Threading from the log above the cursor, recall and the doctor on Redis, a cluster and PostgreSQL."""
+    mem = LayeredMemory.from_stores(server_records(request, kind), None, embedder="none")
+    try:
+        mem.add_messages([{"message_id": f"m{i}", "chat_id": "c1", "user_id": "u", "content": f"hiking trail lake {i}",
+                           "create_time": T0 + timedelta(minutes=i)} for i in range(4)])
+        assert mem.topics.pending() == 4
+        assert mem.process()["threaded"] == 4 and mem.topics.pending() == 0
+        mem.add_message(message_id="m9", chat_id="c1", user_id="u", content="hiking trail lake again",
+                        create_time=T0 + timedelta(minutes=9))
+        assert mem.topics.pending() == 1  # only the message written after the last run
+        mem.process()
+        topic = mem.topics.topic_of("m9", chat_id="c1")
+        assert topic is not None and topic == mem.topics.topic_of("m0", chat_id="c1")
+        assert [m.message_id for m in mem.topics.recent("c1", 3)] == ["m2", "m3", "m9"]
+        assert mem.doctor()["topics"]["unthreaded"] == 0
     finally:
         mem.close()
