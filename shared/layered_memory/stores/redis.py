@@ -430,19 +430,18 @@ class RedisRecordStore:
 
     def chat_tail(self, tenant: str, chat_id: str, limit: int) -> list[Message]:
         """A chat's newest ``limit`` messages (by seq), oldest first: one script call."""
-        base, limit = self._base(tenant), check_limit(limit)
-        if limit == 0:
-            return []
-        with self._errors("chat_tail"):
-            raws = self._window(keys=[f"{base}c:{chat_id}", base + "m"], args=[limit])
-        return [_parse(r) for r in reversed(raws) if r is not None]
+        return self._tail(tenant, f"c:{chat_id}", limit, "chat_tail")
 
     def window(self, tenant: str, *, user_id: str, session_key: str, limit: int) -> list[Message]:
+        return self._tail(tenant, f"s:{user_id}|{session_key}", limit, "window")
+
+    def _tail(self, tenant: str, zset: str, limit: int, op: str) -> list[Message]:
+        """The newest ``limit`` messages of one of the tenant's ZSETs, oldest first."""
         base, limit = self._base(tenant), check_limit(limit)
         if limit == 0:
             return []
-        with self._errors("window"):
-            raws = self._window(keys=[f"{base}s:{user_id}|{session_key}", base + "m"], args=[limit])
+        with self._errors(op):
+            raws = self._window(keys=[base + zset, base + "m"], args=[limit])
         return [_parse(r) for r in reversed(raws) if r is not None]
 
     def _matching(
