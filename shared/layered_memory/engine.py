@@ -5,7 +5,9 @@
     mem.get_context_for_user("u1", "c1")
 
 Every public operation has an async twin (``aadd_message``, ``aget_context_for_user``, ...) that
-runs the sync code in a worker thread, so the event loop never blocks. ``mem.tenant("acme")``
+never blocks the event loop: on the server backends (Redis, PostgreSQL, a Qdrant server) the hot ones
+(``aadd_message(s)``, ``asearch``, ``aget_context_for_user``) run on the loop with the stores' async
+clients; the rest, and every call on the embedded backends, run the sync code in a worker thread. ``mem.tenant("acme")``
 returns a handle that reads and writes only that tenant; ``mem.for_user("u1")`` one that can only
 see user u1 (adapters bind both at construction).
 """
@@ -67,6 +69,12 @@ class LayeredMemory:
         "clear_task_memory", "create_task", "update_task", "complete_task", "list_tasks", "get_task", "optimize", "close",
         "doctor", "flush", "status",
     )
+    _NATIVE = ("add_message", "add_messages", "search", "get_context_for_user")  # on the loop itself on server backends
+
+    async def _run_async(self, call: Any, write: bool) -> Any:
+        from ._native import run_engine
+
+        return await run_engine(self._core, call, write=write)
 
     def __init__(self, core: Runtime, tenant: str = _DEFAULT, user_id: str | None = None) -> None:
         self._core = core
