@@ -98,22 +98,39 @@ def offloaded(method: Callable[..., T]) -> Callable[..., T]:
 
 class PerLoop(Generic[T]):
     """One async client per running event loop (they cannot cross loops), built by ``factory`` on first
-    use in that loop (it may await: it runs under :func:`run_native`) and closed by ``close``."""
+    use in that loop (it may await: it runs under :func:`run_native`) and closed by ``close`` when that
+    loop shuts down (``asyncio.run`` cancels a guard task, which closes it) or by :meth:`close`."""
 
     def __init__(self, factory: Callable[[], T], close: Callable[[T], Awaitable[Any]] | None = None) -> None:
         self._factory = factory
         self._close = close
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, T] = weakref.WeakKeyDictionary()
+        self._guards: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Task[None]] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
 
     def get(self) -> T:
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
-        if client is None:
-            client = self._factory()  # may switch (await_only): no lock held across it
+        if client is not None:
+            return client
+        client = self._factory()  # may switch (await_only): no lock held across it
+        with self._lock:
+            kept = self._clients.setdefault(loop, client)
+            if kept is client and self._close is not None:
+                self._guards[loop] = loop.create_task(self._guard(loop, client))
+        if kept is not client and self._close is not None:  # another call of this loop won the race
+            await_only(self._close(client))
+        return kept
+
+    async def _guard(self, loop: asyncio.AbstractEventLoop, client: T) -> None:
+        """Wait until the loop shuts down (cancelled), then close the loop's client."""
+        try:
+            await loop.create_future()
+        finally:
             with self._lock:
-                client = self._clients.setdefault(loop, client)
-        return client
+                if self._clients.get(loop) is client:
+                    del self._clients[loop]
+            await self._close(client)  # type: ignore[misc]
 
     def close(self) -> None:
         """Close every loop's client: awaited on its loop when that loop still runs or can run, else dropped."""

@@ -12,7 +12,7 @@ import redis
 import redis.asyncio as aredis
 from redis.backoff import ExponentialBackoff
 
-from .native import Dispatch, PerLoop
+from .native import Dispatch, PerLoop, await_only
 
 # Connection settings that mean the same to the sync and the asyncio client.
 _SHARED = (
@@ -39,7 +39,9 @@ def async_twin(client: redis.Redis | redis.RedisCluster) -> aredis.Redis | aredi
         kwargs = dict(manager.connection_kwargs)
         ssl = "SSL" in getattr(kwargs.get("connection_class"), "__name__", "") or bool(kwargs.get("ssl"))
         nodes = [aredis.cluster.ClusterNode(n.host, n.port) for n in manager.startup_nodes.values()]
-        return aredis.RedisCluster(startup_nodes=nodes, **_options(kwargs, ssl))
+        twin = aredis.RedisCluster(startup_nodes=nodes, **_options(kwargs, ssl))
+        await_only(twin.initialize())  # the slot map first: concurrent first commands raced its lazy start
+        return twin
     pool = client.connection_pool
     kwargs = dict(pool.connection_kwargs)
     ssl = "SSL" in pool.connection_class.__name__
