@@ -13,11 +13,13 @@ redis.asyncio / psycopg's AsyncConnectionPool) against the worker-thread twin (`
 what every async twin did before), on the same engine and data; the baseline is the same calls made
 one after another in sync code. The engine has no vector index here (records only: the summary, user
 data, the window), so the table measures the record store's I/O path, not an embedder or local-mode
-numpy.
+numpy. ``--rtt-ms 0,2`` repeats it (not on the cluster, whose client follows the nodes' own addresses)
+through benchmarks/latency_proxy.py, which delays every chunk by half of 2 ms each way: a server across
+a network, where a thread per call waits and the loop does not.
 
     python benchmarks/record_stores.py [--redis-url redis://...] [--redis-cluster-url redis+cluster://...]
         [--postgres-url postgresql://...] [--sizes 10000,100000] [--n 500]
-        [--backends sqlite,redis,cluster,postgres] [--async-requests 3000]
+        [--backends sqlite,redis,cluster,postgres] [--async-requests 3000] [--rtt-ms 0,2]
 
 Without --redis-url a private redis-server (no persistence) is started on a free port; without
 --redis-cluster-url three cluster-enabled redis-servers are joined by redis-cli (tests/redis_server.py);
@@ -151,7 +153,9 @@ def main() -> None:
     parser.add_argument("--redis-cluster-url")
     parser.add_argument("--backends", default="sqlite,redis,cluster,postgres")
     parser.add_argument("--async-requests", type=int, default=3000, help="aget_context_for_user calls per async cell (0: no async table)")
+    parser.add_argument("--rtt-ms", default="0,2", help="async table: round trips added by a delaying proxy (0: direct)")
     args = parser.parse_args()
+    RTTS[:] = [float(x) for x in args.rtt_ms.split(",")]
     sizes = [int(s) for s in args.sizes.split(",")]
     backends = set(args.backends.split(","))
     rows: list[tuple] = []
@@ -172,9 +176,9 @@ def main() -> None:
         print(f"{name:9} {size:>9,}  {op:26} {p50:8.3f} {p95:8.3f}")
     if arows:
         print(f"\naget_context_for_user, {CONCURRENCY} in flight on one event loop ({requests} calls per row)")
-        print(f"{'backend':9} {'mode':38} {'req/s':>8} {'p50 ms':>8} {'p95 ms':>8}")
+        print(f"{'backend':16} {'mode':36} {'req/s':>8} {'p50 ms':>8} {'p95 ms':>8}")
         for name, mode, rps, p50, p95 in arows:
-            print(f"{name:9} {mode:38} {rps:8.0f} {p50:8.2f} {p95:8.2f}")
+            print(f"{name:16} {mode:36} {rps:8.0f} {p50:8.2f} {p95:8.2f}")
 
 
 def bench_postgres(url: str | None, sizes: list[int], n: int, rows: list[tuple], arows: list[tuple], requests: int) -> None:
@@ -203,7 +207,7 @@ def bench_postgres(url: str | None, sizes: list[int], n: int, rows: list[tuple],
         try:
             bench_store("postgres", store, sizes, n, rows, after_fill=analyze)
             if requests:
-                bench_async("postgres", PostgresRecordStore(pg_url, schema=schema + "a", max_size=10), requests, arows)
+                bench_async("postgres", pg_url, lambda u: PostgresRecordStore(u, schema=schema + "a", max_size=10), requests, arows, RTTS)
         finally:
             with pool.connection() as conn:
                 conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
@@ -256,7 +260,8 @@ def bench_redis_store(name: str, url: str, sizes: list[int], n: int, rows: list[
     try:
         bench_store(name, store, sizes, n, rows)
         if requests:
-            bench_async(name, RedisRecordStore.from_url(url, prefix=prefixes[1]), requests, arows)
+            rtts = [0.0] if name == "cluster" else RTTS  # a cluster client follows the nodes' own addresses: no proxy
+            bench_async(name, url, lambda u: RedisRecordStore.from_url(u, prefix=prefixes[1]), requests, arows, rtts)
     finally:
         for prefix in prefixes:  # one DEL per key: a cluster spreads them over slots
             for key in list(store.client.scan_iter(match=f"{{{prefix}:*", count=1000)):
@@ -268,31 +273,62 @@ CONCURRENCY = 100
 USERS_ASYNC = 200
 
 
-def bench_async(name: str, records: RecordStore, requests: int, arows: list[tuple]) -> None:
-    """aget_context_for_user with CONCURRENCY in flight: native vs the worker-thread twin (see the docstring)."""
+RTTS = [0.0]  # set by --rtt-ms
+
+
+@contextmanager
+def delayed(url: str, rtt_ms: float) -> Iterator[str]:
+    """``url`` through benchmarks/latency_proxy.py (``rtt_ms`` added per round trip), or ``url`` itself at 0."""
+    if not rtt_ms:
+        yield url
+        return
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proxy = subprocess.Popen([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "latency_proxy.py"),
+                              str(port), parts.hostname or "127.0.0.1", str(parts.port), str(rtt_ms)], stdout=subprocess.PIPE)
+    try:
+        assert proxy.stdout is not None and proxy.stdout.readline().strip() == b"ready"
+        yield url.replace(f":{parts.port}", f":{port}", 1)
+    finally:
+        proxy.terminate()
+        proxy.wait(5)
+
+
+def bench_async(name: str, url: str, make: Callable[[str], RecordStore], requests: int, arows: list[tuple], rtts: list[float]) -> None:
+    """aget_context_for_user with CONCURRENCY in flight: native vs the worker-thread twin (see the docstring),
+    on loopback and through the latency proxy at each ``rtts`` value."""
     import asyncio
 
     from layered_memory import LayeredMemory
 
-    mem = LayeredMemory.from_stores(records, None, embedder=None)
-    try:
-        for u in range(USERS_ASYNC):  # 200 users, one session of 12 messages each, and user data
-            mem.add_messages([{"message_id": f"a{u}.{i}", "chat_id": f"c{u}", "user_id": f"u{u}", "session_key": f"s{u}",
-                               "role": "user" if i % 2 == 0 else "assistant", "content": f"{TEXT[:80]} {i}",
-                               "create_time": T0 + timedelta(seconds=i)} for i in range(12)])
-            mem.set_user_data(f"u{u}", {"city": "Kazan", "plan": "pro"})
-        mem.get_context_for_user("u0", "s0")  # warm: the summaries written once, pools opened
+    for n, rtt in enumerate(rtts):
+        with delayed(url, rtt) as target:
+            mem = LayeredMemory.from_stores(make(target), None, embedder=None)
+            try:
+                if n == 0:
+                    for u in range(USERS_ASYNC):  # 200 users, one session of 12 messages each, and user data
+                        mem.add_messages([{"message_id": f"a{u}.{i}", "chat_id": f"c{u}", "user_id": f"u{u}", "session_key": f"s{u}",
+                                           "role": "user" if i % 2 == 0 else "assistant", "content": f"{TEXT[:80]} {i}",
+                                           "create_time": T0 + timedelta(seconds=i)} for i in range(12)])
+                        mem.set_user_data(f"u{u}", {"city": "Kazan", "plan": "pro"})
 
-        def call(i: int) -> object:
-            u = i % USERS_ASYNC
-            return mem.get_context_for_user(f"u{u}", f"s{u}")
+                def call(i: int) -> object:
+                    u = i % USERS_ASYNC
+                    return mem.get_context_for_user(f"u{u}", f"s{u}")
 
-        sync = timed(call, min(requests, 500))
-        arows.append((name, "baseline: sync, one call at a time", 1000 / sync[0], *sync))
-        for mode in ("native (on the loop)", "worker thread (asyncio.to_thread)"):
-            arows.append((name, mode, *asyncio.run(_throughput(mem, requests, native=mode.startswith("native")))))
-    finally:
-        mem.close()
+                for i in range(USERS_ASYNC):  # warm: every session's summary written once, pools opened
+                    call(i)
+                label = f"{name} +{rtt:g}ms" if rtt else name
+                sync = timed(call, min(requests, 300))
+                arows.append((label, "baseline: sync, one call at a time", 1000 / sync[0], *sync))
+                for mode in ("native (on the loop)", "worker thread (asyncio.to_thread)"):
+                    arows.append((label, mode, *asyncio.run(_throughput(mem, requests, native=mode.startswith("native")))))
+            finally:
+                mem.close()
 
 
 async def _throughput(mem: object, requests: int, *, native: bool) -> tuple[float, float, float]:
