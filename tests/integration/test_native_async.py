@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from layered_memory import LayeredMemory, LayeredMemorySettings
+from layered_memory.providers.base import Embedder
 from layered_memory.stores.base import NativeAsync
 from layered_memory.stores.native import in_native
 from layered_memory.stores.qdrant_server import QdrantVectorIndex
@@ -117,6 +118,7 @@ def test_native_async_returns_what_sync_returns(mem: LayeredMemory) -> None:
 def test_native_path_runs_on_the_loop_thread(mem: LayeredMemory) -> None:
     """The hot paths' store calls run natively in the loop's own thread (no worker thread per call)."""
     assert isinstance(mem.records, NativeAsync) and mem.records.native_async()
+    assert isinstance(mem.embedder, Embedder) and (mem.embedder.name, mem.embedder.dim) == (HashEmbedder(64).name, 64)
     mem.add_messages(conversation("u1"))
     calls = type(mem.records).calls  # type: ignore[attr-defined]
     calls.clear()
@@ -169,3 +171,29 @@ def test_embedded_backends_keep_the_worker_thread(tmp_path: Any) -> None:
 
         loop_thread = asyncio.run(main())
         assert type(records).calls and all(t != loop_thread and not native for t, native in type(records).calls)
+
+
+def test_native_faults_are_the_stores_errors(redis_server: Any, postgres_server: Any) -> None:
+    """A server that goes away under the native path raises the store's BackendUnavailable (naming it),
+    as the sync path does, and the next call after it comes back works (the async pool recovers)."""
+    from layered_memory import BackendUnavailable
+    from layered_memory.stores.postgres import PostgresRecordStore
+
+    for records, server in ((RedisRecordStore.from_url(redis_server.url, prefix="f", connect_timeout=1), redis_server),
+                            (PostgresRecordStore(postgres_server.url, connect_timeout=1), postgres_server)):
+        with LayeredMemory.from_stores(records, None, embedder=None) as m:
+            m.add_messages(conversation("u1"))
+
+            async def main() -> None:
+                assert [c.content for c in await m.aget_context_for_user("u1", "s1")]
+                server.stop()
+                with pytest.raises(BackendUnavailable, match="127.0.0.1"):
+                    await m.aget_context_for_user("u1", "s1")
+                with pytest.raises(BackendUnavailable):
+                    await m.aadd_message(message_id="late", chat_id="chat-s1", user_id="u1", session_key="s1", content="late")
+
+            asyncio.run(main())
+            if server is redis_server:
+                continue  # the Redis fixture cannot restart on the same port; PostgreSQL can
+            server.start()
+            assert asyncio.run(m.aget_context_for_user("u1", "s1"))

@@ -273,27 +273,32 @@ class SyncCursor:
 
 class OffloadedEmbedder:
     """The embedder seen by an engine whose stores run natively: inside :func:`run_native` each embedding
-    call runs in a worker thread (it is CPU work that would stall the loop); everything else is the
-    wrapped embedder's (``inner``)."""
+    call runs in a worker thread (it is CPU work that would stall the loop); every other attribute is the
+    wrapped embedder's (``inner`` too: an adapter's wrapper keeps showing its framework object)."""
 
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
+    __slots__ = ("_wrapped",)
+
+    def __init__(self, wrapped: Any) -> None:
+        object.__setattr__(self, "_wrapped", wrapped)
 
     def embed_query(self, text: str) -> list[float]:
         if isinstance(getcurrent(), _Bridge):
-            return await_only(asyncio.to_thread(self.inner.embed_query, text))
-        return self.inner.embed_query(text)  # type: ignore[no-any-return]
+            return await_only(asyncio.to_thread(self._wrapped.embed_query, text))
+        return self._wrapped.embed_query(text)  # type: ignore[no-any-return]
 
     def embed_documents(self, texts: Any) -> list[list[float]]:
         if isinstance(getcurrent(), _Bridge):
-            return await_only(asyncio.to_thread(self.inner.embed_documents, texts))
-        return self.inner.embed_documents(texts)  # type: ignore[no-any-return]
+            return await_only(asyncio.to_thread(self._wrapped.embed_documents, texts))
+        return self._wrapped.embed_documents(texts)  # type: ignore[no-any-return]
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+        return getattr(self._wrapped, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._wrapped, name, value)
 
     def __repr__(self) -> str:
-        return repr(self.inner)
+        return repr(self._wrapped)
 
 
 __all__ = ["Dispatch", "OffloadedEmbedder", "PerLoop", "SyncCursor", "await_only", "entered", "in_native", "offloaded", "run_native"]

@@ -371,8 +371,7 @@ class RedisRecordStore:
                 )
                 logger.info("redis prefix %s tenant %s: %d messages moved to layout 2", self.prefix, tenant, moved)
 
-    def native_async(self) -> bool:
-        """Every method may run under ``stores.native.run_native`` (its I/O on redis.asyncio)."""
+    def native_async(self) -> bool:  # every method may run under stores.native.run_native (I/O on redis.asyncio)
         return True
 
     def close(self) -> None:
