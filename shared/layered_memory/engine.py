@@ -4,8 +4,8 @@
     mem.add_message(message_id="m1", chat_id="c1", user_id="u1", content="Hi")
     mem.get_context_for_user("u1", "c1")
 
-Every public operation has an async twin (``aadd_message``, ``aget_context_for_user``, ...) that
-runs the sync code in a worker thread, so the event loop never blocks. ``mem.tenant("acme")``
+Every public operation has an async twin (``aadd_message``, ``aget_context_for_user``, ...): the sync
+code in a worker thread, or for the hot ones on the server backends on the event loop itself (``_native.py``). ``mem.tenant("acme")``
 returns a handle that reads and writes only that tenant; ``mem.for_user("u1")`` one that can only
 see user u1 (adapters bind both at construction).
 """
@@ -20,6 +20,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from ._async import async_twins
+from ._native import run_engine
 from .config import LayeredMemorySettings
 from .context import MemoryLine, assemble_context, message_key, session_window
 from .errors import InvalidInputError
@@ -67,6 +68,10 @@ class LayeredMemory:
         "clear_task_memory", "create_task", "update_task", "complete_task", "list_tasks", "get_task", "optimize", "close",
         "doctor", "flush", "status",
     )
+    _NATIVE = ("add_message", "add_messages", "search", "get_context_for_user")  # on the loop itself on server backends
+
+    async def _run_async(self, call: Any, write: bool) -> Any:
+        return await run_engine(self._core, call, write=write)
 
     def __init__(self, core: Runtime, tenant: str = _DEFAULT, user_id: str | None = None) -> None:
         self._core = core

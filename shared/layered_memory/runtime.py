@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ._native import native_ready
 from .config import LayeredMemorySettings
 from .errors import ConfigurationError, InvalidInputError
 from .index import Scope
@@ -33,6 +34,7 @@ from .retrieval.bm25 import BM25Encoder
 from .message_search import SearchService
 from .sessions import SessionRegistry
 from .stores.base import RecordStore, VectorIndex
+from .stores.native import OffloadedEmbedder
 
 if TYPE_CHECKING:
     from .agents.api import AgentRuntime
@@ -196,6 +198,8 @@ def build_runtime(
     settings = settings or LayeredMemorySettings()
     key = settings.embedder_api_key.get_secret_value() if settings.embedder_api_key else None
     emb = _resolve_embedder(embedder, key)
+    if emb is not None and native_ready(records, index):  # on the loop's native path, embedding runs in a thread (CPU)
+        emb = OffloadedEmbedder(emb)
     records.setup()
     analyzer = Analyzer()
     r = settings.retrieval

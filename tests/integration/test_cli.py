@@ -77,3 +77,20 @@ def test_search_errors_exit_2(run, tmp_path):
     assert result.exit_code == 2 and "not a known filter" in result.output
     result = CliRunner().invoke(main, ["--redis-url", "redis://127.0.0.1:1/0", "--embedder", "none", "search", "x"])
     assert result.exit_code == 2 and "127.0.0.1:1" in result.output
+
+
+@pytest.mark.postgres
+def test_postgres_url_option_and_env(tmp_path, postgres_url, postgres_schema):
+    """--postgres-url (or LAYERED_MEMORY_POSTGRES__URL) puts the records in PostgreSQL: what one command
+    ingests, the next finds, with no store under --path."""
+    data = tmp_path / "m.jsonl"
+    data.write_text("".join(json.dumps(m) + "\n" for m in MESSAGES), encoding="utf-8")
+    env = {"LAYERED_MEMORY_POSTGRES__SCHEMA_NAME": postgres_schema}
+    result = CliRunner().invoke(main, ["--postgres-url", postgres_url, "--embedder", "none", "ingest", str(data)], env=env)
+    assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(main, ["--embedder", "none", "search", "payments"],
+                                env={**env, "LAYERED_MEMORY_POSTGRES__URL": postgres_url})
+    assert result.exit_code == 0 and MESSAGES[0]["content"][:20] in result.output, result.output
+    assert not (tmp_path / ".layered_memory").exists()
+    result = CliRunner().invoke(main, ["--postgres-url", "postgresql://lm:wrong@127.0.0.1:1/none", "--embedder", "none", "search", "x"])
+    assert result.exit_code == 2 and "127.0.0.1:1" in result.output

@@ -103,7 +103,8 @@ def settings_error(exc: ValidationError) -> str:
     return f"{var}={shown!r}: {err['msg']}; fix the value or unset the variable"
 
 
-def settings_of(path: str | None, tenant: str | None, redis_url: str | None, qdrant_url: str | None) -> LayeredMemorySettings:
+def settings_of(path: str | None, tenant: str | None, redis_url: str | None, qdrant_url: str | None,
+                postgres_url: str | None = None) -> LayeredMemorySettings:
     s = LayeredMemorySettings()
     updates: dict[str, Any] = {}
     if path:
@@ -114,6 +115,8 @@ def settings_of(path: str | None, tenant: str | None, redis_url: str | None, qdr
         updates["redis"] = s.redis.model_copy(update={"url": redis_url})
     if qdrant_url:
         updates["qdrant"] = s.qdrant.model_copy(update={"url": qdrant_url})
+    if postgres_url:
+        updates["postgres"] = s.postgres.model_copy(update={"url": postgres_url})
     return s.model_copy(update=updates)
 
 
@@ -131,7 +134,7 @@ def open_memory(ctx: click.Context, *, recreate_index: bool = False, repair_inde
     store): a path that holds no store is refused instead of silently creating an empty one."""
     o = ctx.obj
     check_env(os.environ)
-    settings = settings_of(o["path"], o["tenant"], o["redis_url"], o["qdrant_url"])
+    settings = settings_of(o["path"], o["tenant"], o["redis_url"], o["qdrant_url"], o.get("postgres_url"))
     records = record_file(settings)
     if not create and records is not None and not os.path.exists(records):
         raise click.ClickException(

@@ -20,15 +20,18 @@ from .topics import topics_group
 @click.option("--tenant", envvar="LAYERED_MEMORY_TENANT", help="Tenant to read and write (default 'default').")
 @click.option("--embedder", default=None, metavar="NAME", envvar="LAYERED_MEMORY_EMBEDDER",
               help="default | none (BM25 only) | e5 | use | openai:<model>@<base_url>.")
-@click.option("--redis-url", envvar="LAYERED_MEMORY_REDIS__URL", help="Use Redis as the record store.")
+@click.option("--redis-url", envvar="LAYERED_MEMORY_REDIS__URL",
+              help="Use Redis as the record store (redis+cluster:// for a cluster); with --postgres-url, the shared recent cache.")
+@click.option("--postgres-url", envvar="LAYERED_MEMORY_POSTGRES__URL", help="Use PostgreSQL as the record store (postgresql://user:pw@host/db).")
 @click.option("--qdrant-url", envvar="LAYERED_MEMORY_QDRANT__URL", help="Use a Qdrant server as the vector index.")
 @click.pass_context
-def main(ctx: click.Context, path: str | None, tenant: str | None, embedder: str | None, redis_url: str | None, qdrant_url: str | None) -> None:
+def main(ctx: click.Context, path: str | None, tenant: str | None, embedder: str | None, redis_url: str | None,
+         postgres_url: str | None, qdrant_url: str | None) -> None:
     """Layered memory for LLM chat bots and agents.
 
     Example: layered-memory demo
     """
-    ctx.obj = {"path": path, "tenant": tenant, "embedder": embedder, "redis_url": redis_url, "qdrant_url": qdrant_url,
+    ctx.obj = {"path": path, "tenant": tenant, "embedder": embedder, "redis_url": redis_url, "postgres_url": postgres_url, "qdrant_url": qdrant_url,
                "open_memory": open_memory}  # sub-command groups (agents/cli.py) open the engine through it
 
 

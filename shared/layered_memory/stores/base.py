@@ -134,6 +134,16 @@ class RecentCache(Protocol):
     def clear(self, tenant: str) -> None: ...
 
 
+@runtime_checkable
+class NativeAsync(Protocol):
+    """A store that can run on an event loop: under ``stores.native.run_native`` its methods await an
+    async client (redis.asyncio, psycopg's AsyncConnectionPool, AsyncQdrantClient) instead of blocking.
+    The facade's ``aadd_message(s)`` / ``asearch`` / ``aget_context_for_user`` take that path when every
+    store of the engine says True, else a worker thread per call (SQLite, Qdrant Edge)."""
+
+    def native_async(self) -> bool: ...
+
+
 @dataclass(frozen=True, slots=True)
 class IndexQuery:
     """One query to a ``VectorIndex``: dense only, sparse only, or both fused with (weighted) RRF

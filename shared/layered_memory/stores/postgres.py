@@ -22,19 +22,20 @@ import json
 import logging
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from ..config import PostgresSettings
 from ..errors import BackendError, BackendTimeout, BackendUnavailable, ConfigurationError, InvalidInputError, NotFoundError, SchemaMismatch
 from ..models import Message, MessageRef
+from .native import PerLoop, SyncCursor, await_only, entered, in_native
 from .postgres_schema import check_schema_name, migrate
 from .sqlite import check_collection, check_limit, check_tenant, dump_doc, dump_message, load_message, not_stored, prefix_end, ref_pairs
 
 try:
     import psycopg
     from psycopg import conninfo as _conninfo
-    from psycopg_pool import ConnectionPool, PoolTimeout
+    from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 except ImportError as exc:  # pragma: no cover - depends on the install
     raise ConfigurationError(
         f"the PostgreSQL record store needs psycopg 3 and psycopg_pool ({exc}); pip install 'layered-memory[postgres]'"
@@ -151,6 +152,7 @@ class PostgresRecordStore:
         )
         self._opened = False
         self._open_lock = threading.Lock()
+        self._apools: PerLoop[AsyncConnectionPool] = PerLoop(self._async_pool, lambda pool: pool.close())
         self.cache_prefix = cache_prefix
         self._cache: Any = None  # a RedisRecordStore used for its recent cache only (any Redis URL, cluster too)
         if cache_url:
@@ -228,9 +230,33 @@ class PostgresRecordStore:
                 self._pool.open(wait=False)
                 self._opened = True
 
+    def native_async(self) -> bool:
+        """Every method may run under ``stores.native.run_native``: its cursor is then an async one, on a pool
+        of this event loop (psycopg's ``AsyncConnectionPool``, the same sizes and timeouts as the sync pool)."""
+        return True
+
+    def _async_pool(self) -> AsyncConnectionPool:
+        pool = AsyncConnectionPool(
+            self._url, kwargs=self._kwargs, min_size=self._pool.min_size, max_size=self._pool.max_size, open=False,
+            timeout=self.connect_timeout, check=AsyncConnectionPool.check_connection, name=f"layered-memory async {self.address}",
+        )
+        await_only(pool.open(wait=False))
+        return pool
+
+    @contextmanager
+    def _native(self, op: str, transaction: bool) -> Iterator[Any]:
+        """``_tx`` / ``_autocommit`` under run_native: an async connection of this loop's pool."""
+        with self._errors(op), entered(self._apools.get().connection()) as conn:
+            with entered(conn.transaction()) if transaction else nullcontext(), entered(conn.cursor()) as cur:
+                yield SyncCursor(cur)
+
     @contextmanager
     def _tx(self, op: str) -> Iterator[Any]:
         """A cursor inside one transaction on a pooled connection: commit on success, roll back on error."""
+        if in_native():
+            with self._native(op, transaction=True) as cur:
+                yield cur
+            return
         if not self._opened:
             self._open()
         with self._errors(op), self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
@@ -240,6 +266,10 @@ class PostgresRecordStore:
     def _autocommit(self, op: str) -> Iterator[Any]:
         """A cursor on a pooled autocommit connection: for reads and single-statement writes (a statement is
         atomic by itself), one round trip each."""
+        if in_native():
+            with self._native(op, transaction=False) as cur:
+                yield cur
+            return
         if not self._opened:
             self._open()
         with self._errors(op), self._pool.connection() as conn, conn.cursor() as cur:
@@ -277,6 +307,7 @@ class PostgresRecordStore:
         self._open()
 
     def close(self) -> None:
+        self._apools.close()
         self._pool.close()
         if self._cache is not None:
             self._cache.close()

@@ -13,6 +13,7 @@ Example::
 
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
 import warnings
@@ -21,7 +22,7 @@ from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import httpx
-from qdrant_client import QdrantClient, models
+from qdrant_client import AsyncQdrantClient, QdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
 from ..errors import (
@@ -34,6 +35,7 @@ from ..errors import (
 )
 from . import qdrant_common as qc
 from .base import IndexHit, IndexQuery, SparseVector, VectorPoint
+from .native import Dispatch, PerLoop
 
 logger = logging.getLogger(__name__)
 
@@ -53,13 +55,20 @@ class QdrantVectorIndex:
     capabilities: frozenset[str] = frozenset()  # the server optimizes by itself
 
     def __init__(self, client: QdrantClient, *, location: str | None = None) -> None:
-        self.client = client
         self.location = location or _describe(client)
         self._schemas: dict[str, qc.CollectionSchema] = {}
         # Local mode (":memory:" / path) is not thread-safe (concurrent upsert and query broke numpy
         # shapes in a test): serialize it. A server client is safe and stays unlocked.
         local = type(getattr(client, "_client", None)).__name__ == "QdrantLocal"
         self._lock: Any = threading.RLock() if local else nullcontext()
+        # The client itself; under run_native its AsyncQdrantClient twin (stores.native), one per event loop.
+        self._native = not (local and client._client.persistent)
+        self.client = Dispatch(client, PerLoop(lambda: _async_twin(client), None if local else _aclose))
+
+    def native_async(self) -> bool:
+        """A server client runs natively (AsyncQdrantClient); so does local mode in RAM (an async local
+        client over the same collections, for tests); local mode on disk does not (its SQLite is per thread)."""
+        return self._native
 
     @classmethod
     def from_url(cls, url: str, api_key: str | None = None, timeout: int = 10) -> QdrantVectorIndex:
@@ -83,6 +92,7 @@ class QdrantVectorIndex:
         return f"QdrantVectorIndex({self.location!r})"
 
     def close(self) -> None:
+        self.client.close_native()
         with self._errors("close"):
             self.client.close()
 
@@ -381,3 +391,20 @@ def _describe(client: QdrantClient) -> str:
         return str(rest_uri)
     location = getattr(inner, "location", None)
     return str(location) if location else type(inner).__name__
+
+
+def _async_twin(client: QdrantClient) -> AsyncQdrantClient:
+    """An AsyncQdrantClient to what ``client`` reaches: the same server options, or in local mode (RAM)
+    an async local client sharing the sync one's collections (its calls finish without suspending)."""
+    local = client._client
+    if type(local).__name__ == "QdrantLocal":
+        twin = AsyncQdrantClient(location=":memory:")
+        twin._client.collections = local.collections
+        twin._client.aliases = local.aliases
+        return twin
+    accepted = set(inspect.signature(AsyncQdrantClient.__init__).parameters)
+    return AsyncQdrantClient(**{k: v for k, v in client._init_options.items() if k in accepted and v is not None})
+
+
+async def _aclose(client: AsyncQdrantClient) -> None:
+    await client.close()

@@ -34,6 +34,7 @@ from typing import Any
 
 import redis
 from redis.backoff import ExponentialBackoff
+from redis.commands.core import Script
 from redis.retry import Retry
 
 from ..config import RedisSettings
@@ -49,7 +50,9 @@ from ..errors import (
 from ..models import Message, MessageRef
 from .base import INDEX_UPGRADES, MESSAGE_POINTS_V2
 from . import redis_scripts as lua
+from .native import offloaded
 from .redis_cache import RecordStoreRecent
+from .redis_native import dispatching
 from .sqlite import check_collection, check_limit, check_tenant, dump_doc, dump_message, load_message, not_stored, ref_pairs
 
 logger = logging.getLogger(__name__)
@@ -146,7 +149,7 @@ class RedisRecordStore:
     ) -> None:
         if not prefix or any(c in prefix for c in "{}| "):
             raise InvalidInputError("prefix", prefix, "must be non-empty, without { } | or spaces", "use e.g. 'lm'")
-        self.client = client
+        self.client = dispatching(client)  # the client itself; its redis.asyncio twin under run_native (stores.native)
         self.prefix = prefix
         self._owns_client = False  # from_url() sets it: close() closes only a client we built
         self.cluster = isinstance(client, redis.RedisCluster)
@@ -162,13 +165,13 @@ class RedisRecordStore:
             raise InvalidInputError("wait_replicas", wait_replicas, "must be an int >= 0", "use 0 (no replicas) or 1")
         self.wait_replicas, self.wait_timeout = wait_replicas, wait_timeout
         self._registered: set[str] = set()  # tenants already in <prefix>:tenants
-        self._put = client.register_script(lua.PUT)
-        self._update = client.register_script(lua.UPDATE)
-        self._delete = client.register_script(lua.DELETE)
-        self._migrate_v2 = client.register_script(lua.MIGRATE_V2)
-        self._window = client.register_script(lua.WINDOW)
-        self._range = client.register_script(lua.RANGE)
-        self._list_docs = client.register_script(lua.LIST_DOCS)
+        self._put = Script(self.client, lua.PUT)
+        self._update = Script(self.client, lua.UPDATE)
+        self._delete = Script(self.client, lua.DELETE)
+        self._migrate_v2 = Script(self.client, lua.MIGRATE_V2)
+        self._window = Script(self.client, lua.WINDOW)
+        self._range = Script(self.client, lua.RANGE)
+        self._list_docs = Script(self.client, lua.LIST_DOCS)
 
     @classmethod
     def from_url(
@@ -290,6 +293,7 @@ class RedisRecordStore:
     def _base(self, tenant: str) -> str:
         return f"{{{self.prefix}:{check_tenant(tenant)}}}:"
 
+    @offloaded  # a node's own connection (sync only): a worker thread on the native path
     def _acked(self, tenant: str, op: str) -> None:
         """With ``wait_replicas``: return only once that many replicas have every write made so far to the
         tenant's master, so a failover never loses an acknowledged write. Redis replicates in order, so
@@ -367,7 +371,11 @@ class RedisRecordStore:
                 )
                 logger.info("redis prefix %s tenant %s: %d messages moved to layout 2", self.prefix, tenant, moved)
 
+    def native_async(self) -> bool:  # every method may run under stores.native.run_native (I/O on redis.asyncio)
+        return True
+
     def close(self) -> None:
+        self.client.close_native()
         if self._owns_client:
             self.client.close()
 
