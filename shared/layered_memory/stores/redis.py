@@ -52,6 +52,7 @@ from .base import INDEX_UPGRADES, MESSAGE_POINTS_V2
 from . import redis_scripts as lua
 from .native import offloaded
 from .redis_cache import RecordStoreRecent
+from .redis_connect import cluster_client, warn_durability
 from .redis_native import dispatching
 from .sqlite import check_collection, check_limit, check_tenant, dump_doc, dump_message, load_message, not_stored, ref_pairs
 
@@ -60,45 +61,6 @@ logger = logging.getLogger(__name__)
 SCHEMA_VERSION = 2
 _DURABILITY_CHECKED: set[str] = set()  # server addresses whose persistence settings were read (warn once each)
 _BATCH = 1000  # ids per script call / per command
-
-def _cluster_client(url: str, socket_timeout: float, connect_timeout: float, retry: Retry) -> redis.RedisCluster:
-    """A cluster client from one node's URL. A cluster has database 0 only; the URL's path must say 0 or nothing.
-
-    Connects at once (it reads the slot map): an unreachable node is a BackendUnavailable naming it."""
-    db = url.partition("://")[2].partition("/")[2].partition("?")[0]
-    if db not in ("", "0"):
-        raise ConfigurationError(
-            f"redis url {url!r} names database {db}, and a Redis Cluster has database 0 only; drop the /{db}"
-        )
-    try:
-        return redis.RedisCluster.from_url(
-            url, socket_timeout=socket_timeout, socket_connect_timeout=connect_timeout, retry=retry,
-        )
-    except redis.exceptions.RedisClusterException as exc:
-        raise BackendUnavailable(
-            f"Redis Cluster at {url.rpartition('@')[2]!r} cannot be reached ({exc}); check the address, and that "
-            "the node runs with cluster-enabled yes (or drop +cluster / cluster=True for a single server)",
-            backend="redis", op="connect",
-        ) from None
-
-
-def _warn_durability(address: str, conf: dict[str, str]) -> None:
-    """One WARNING when a server's persistence settings lose acknowledged writes on a restart or a crash."""
-    appendonly, fsync = conf.get("appendonly"), conf.get("appendfsync")
-    if appendonly == "no":
-        logger.warning(
-            "Redis at %s runs with appendonly no: messages it acknowledged are lost when redis-server "
-            "stops or crashes (RDB snapshots keep at most the last snapshot). Set appendonly yes and "
-            "appendfsync everysec (loses at most ~1 s of writes) or always (loses none): "
-            "CONFIG SET appendonly yes; CONFIG SET appendfsync everysec; CONFIG REWRITE", address,
-        )
-    elif appendonly == "yes" and fsync == "no":
-        logger.warning(
-            "Redis at %s runs with appendfsync no: the OS decides when the append-only file reaches the "
-            "disk, so a power loss or OS crash loses recent acknowledged messages. Set appendfsync "
-            "everysec or always (CONFIG SET appendfsync everysec; CONFIG REWRITE)", address,
-        )
-
 
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
@@ -197,7 +159,7 @@ class RedisRecordStore:
         retry = Retry(ExponentialBackoff(cap=0.1, base=0.01), 1, supported_errors=(redis.exceptions.ConnectionError,))
         try:
             if cluster:
-                client = _cluster_client(url, socket_timeout, connect_timeout, retry)
+                client = cluster_client(url, socket_timeout, connect_timeout, retry)
             else:
                 client = redis.Redis.from_url(
                     url, socket_timeout=socket_timeout, socket_connect_timeout=connect_timeout, retry=retry,
@@ -288,7 +250,7 @@ class RedisRecordStore:
                         "appendonly yes and appendfsync everysec or always", self.address, exc)
             return
         for address, conf in servers:
-            _warn_durability(address, {_text(k): _text(v) for k, v in conf.items()})
+            warn_durability(address, {_text(k): _text(v) for k, v in conf.items()})
 
     def _base(self, tenant: str) -> str:
         return f"{{{self.prefix}:{check_tenant(tenant)}}}:"
