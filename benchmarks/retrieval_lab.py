@@ -20,7 +20,7 @@ import json
 import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import numpy as np
@@ -55,6 +55,35 @@ class Conv:
 def turn_text(turn: dict) -> str:
     cap = turn.get("blip_caption") or ""
     return turn["text"] + (f" [image: {cap}]" if cap else "")
+
+
+def load_set(path: str) -> list[Conv]:
+    """A set in ``synthconv.py``'s format (or LongMemEval's): indexed as the engine does, categories are question kinds."""
+    from retrieval_general import load_set as read
+
+    data = read(path)
+    convs: dict[str, Conv] = {}
+    for cd in data["conversations"]:
+        c = convs[cd["id"]] = Conv(cd["id"])
+        c.starts = []  # type: ignore[attr-defined]
+        for si, sess in enumerate(cd["sessions"]):
+            start = datetime.fromisoformat(sess["date"])
+            c.starts.append(len(c.turns))  # type: ignore[attr-defined]
+            prev = None
+            for j, t in enumerate(sess["turns"]):
+                line = f"{t['speaker']}: {t['text']}"
+                if prev is not None:
+                    p = prev["text"] if len(prev["text"]) <= PREVIOUS_CHARS else prev["text"][:PREVIOUS_CHARS] + "…"
+                    line = f"{prev['speaker']}: {p}\n{line}"
+                c.turns.append({"speaker": t["speaker"], "text": t["text"], "session": sess["id"], "date": start + timedelta(minutes=j),
+                                "seq": len(c.turns) + 1, "indexed": line})
+                prev = t
+    for q in data["questions"]:
+        c = convs[q["conv"]]
+        c.questions.append(q["question"])
+        c.evidence.append(sorted(c.starts[si] + ti for si, ti in q["evidence"]))  # type: ignore[attr-defined]
+        c.categories.append(q["kind"])
+    return list(convs.values())
 
 
 def load(path: str) -> list[Conv]:
@@ -189,26 +218,31 @@ def run(corpus: Corpus, stage: SecondStage, prefetch: int, prf: dict | None = No
             lists = {"dense": top(corpus.dense(ci, qi), prefetch), "sparse": top(bm, prefetch, positive=True)}
             ranked = stage.rank(q, candidates(c, lists), k=10)
             m = metrics([cand.key for cand in ranked], c.evidence[qi])
-            per_cat[CATEGORIES[c.categories[qi]]].append(m)
+            sess = {c.turns[e]["session"] for e in c.evidence[qi]}
+            m = (*m, float(sess <= {c.turns[cand.key]["session"] for cand in ranked[:5]}))  # session-hit@5
+            per_cat[CATEGORIES.get(c.categories[qi], c.categories[qi])].append(m)  # type: ignore[call-overload]
             per_cat["all"].append(m)
     return per_cat
 
 
 def summary(per_cat) -> str:
-    cols = ["all", "single-hop", "multi-hop", "temporal", "open-domain"]
-    r10 = " ".join(f"{np.mean([m[1] for m in per_cat[k]]):.3f}" for k in cols)
+    cols = ["all", *sorted(k for k in per_cat if k != "all")]
+    r10 = " ".join(f"{k[:6]} {np.mean([m[1] for m in per_cat[k]]):.3f}" for k in cols[1:])
     a = np.mean(np.array(per_cat["all"]), axis=0)
-    return f"R@5 {a[0]:.3f} R@10 {a[1]:.3f} All@10 {a[2]:.3f} NDCG {a[3]:.3f} | R@10 by cat {r10}"
+    return f"R@5 {a[0]:.3f} R@10 {a[1]:.3f} All@10 {a[2]:.3f} NDCG {a[3]:.3f} sess@5 {a[4]:.3f} | R@10 {r10}"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--locomo", required=True)
+    ap.add_argument("--locomo", help="LoCoMo's locomo10.json")
+    ap.add_argument("--set", help="instead of LoCoMo: a synthconv.py (or LongMemEval) JSON set")
     ap.add_argument("--cache", default=DEFAULT_CACHE)
     ap.add_argument("--conversations", type=int, default=10)
     ap.add_argument("--grid", default="default", help="name of a grid in GRIDS")
     args = ap.parse_args()
-    convs = load(args.locomo)[: args.conversations]
+    if not args.locomo and not args.set:
+        ap.error("pass --locomo PATH or --set PATH")
+    convs = load_set(args.set) if args.set else load(args.locomo)[: args.conversations]
     base = RetrievalSettings()
     corpus = Corpus(convs, EmbedCache(args.cache, "e5", LazyEmbedder("e5")), base)
     print(f"{len(convs)} conversations, {sum(len(c.questions) for c in convs)} questions; R@10 columns: all single multi temporal open")
@@ -244,6 +278,10 @@ def _sweep() -> list[tuple[str, dict]]:
 
 
 GRIDS["sweep"] = _sweep()
+GRIDS["adaptive"] = [("dense only", {**OFF, "sparse_weight": 0.0}), ("defaults", {})] + [
+    (f"defaults adaptive_power={p} adaptive_top={t}", {"adaptive_power": p, "adaptive_top": t}) for p in (0.5, 1.0, 2.0) for t in (1, 3, 5, 10)]
+GRIDS["reranker"] = [("defaults (rules)", {}), ("reranker=learned", {"reranker": "learned"}), ("reranker=off", {"reranker": "off"}),
+                     ("adaptive, session_weight=0", {"session_weight": 0.0}), ("learned, session_weight=0", {"reranker": "learned", "session_weight": 0.0})]
 GRIDS["fdw"] = [(f"{f} fusion_dense_weight={w}", {**OFF, "fusion": f, "fusion_dense_weight": w})
                 for f in ("zscore", "adaptive") for w in (0.5, 0.7, 1.0, 1.4)] + \
                [(f"adaptive power={p} top={t}", {**OFF, "fusion": "adaptive", "adaptive_power": p, "adaptive_top": t})

@@ -84,6 +84,9 @@ class RetrievalSettings(_Section):
     # Second stage over the fused candidates (layered_memory.retrieval.rerank); a weight of 0 turns a signal off.
     fusion: Literal["rrf", "zscore", "dbsf", "adaptive"] = "adaptive"
     fusion_dense_weight: float = Field(1.0, ge=0)  # dense weight of the score fusions (sparse_weight is the other)
+    # How the signals combine: "rules" (fused + weight x signal), "learned" (a logistic model shipped in
+    # layered_memory.retrieval.learned, trained on synthetic conversations), "off" (fused score only).
+    reranker: Literal["rules", "learned", "off"] = "rules"
     adaptive_top: int = Field(3, ge=1, le=50)
     adaptive_power: float = Field(1.0, ge=0, le=4)
     neighbour_weight: float = Field(0.4, ge=0)

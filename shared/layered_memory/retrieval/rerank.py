@@ -14,14 +14,26 @@ Fusion (``fusion``):
                 candidates from the rest for this query (the z of its top hits): a side that is much
                 stronger on a query pulls the ranking, instead of a fixed weight pulling it back.
 
-Signals (added to the fused score rescaled to 0..1 over the candidates):
+How the signals combine (``reranker``):
+  ``rules``    the fused score rescaled to 0..1 over the candidates plus each signal x its weight.
+  ``learned``  a logistic model over the same features (:mod:`.learned`: fused score, each side's
+               z-score and rank, both sides agreeing, and the signals), trained on synthetic
+               en/ru/zh conversations (``benchmarks/train_reranker.py``); a signal whose weight is 0
+               is still off (its feature is 0).
+  ``off``      the fused score alone.
+
+The whole stage is numpy over the candidate arrays: no per-candidate Python beyond reading the
+payloads once (a few dozen to a hundred candidates; ~0.1 ms).
+
+Signals:
   neighbour  a turn followed by a strong hit of the same session (within ``neighbour_span`` seqs)
              gains ``neighbour_weight`` x that turn's score: evidence often spans a question and
              its answer. Only forward: a turn's index entry already carries the previous turn
              (``index_context="neighbour"``); both directions measured 0.789, forward only 0.793.
-  session    every turn gains ``session_weight`` x its session's strength (the sum of its
-             candidates' scores, rescaled), so a turn in the right session beats a lexically
-             similar one elsewhere.
+  session    every turn gains ``session_weight`` x its session's strength (the sum of its three
+             best candidates' scores, rescaled), so a turn in the right session beats a lexically
+             similar one elsewhere; the best three, not all: a long session of weak, wordy matches
+             must not outweigh a session with a few strong ones.
   speaker    when the query names a speaker of the candidates ("what did Anna say..."), that
              speaker's turns gain ``speaker_weight``.
   phrase     quoted phrases and capitalised names of the query found verbatim in a turn:
@@ -32,27 +44,30 @@ Signals (added to the fused score rescaled to 0..1 over the candidates):
 
 from __future__ import annotations
 
-import math
 import re
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+import numpy as np
+
 from .analyzer import Analyzer
+from .learned import FEATURES, score as learned_score
 from .timeexpr import TimeWindow, resolve_time
 
-__all__ = ["Candidate", "SecondStage", "FUSIONS", "SIGNAL_KEYS", "SIGNAL_WEIGHTS", "has_signals", "names_speaker"]
+__all__ = ["Candidate", "SecondStage", "FUSIONS", "RERANKERS", "SIGNAL_KEYS", "SIGNAL_WEIGHTS", "has_signals", "names_speaker"]
 
 FUSIONS = ("rrf", "zscore", "dbsf", "adaptive")
+RERANKERS = ("rules", "learned", "off")
 SIDES = ("dense", "sparse")
 SIGNAL_KEYS = ("author", "user_id", "session_key", "seq", "timestamp")  # payload keys the signals read (phrase: + "text")
 SIGNAL_WEIGHTS = ("neighbour_weight", "session_weight", "speaker_weight", "phrase_weight", "time_weight")
 
 
 def has_signals(settings: Any) -> bool:
-    """Whether any second-stage signal is on."""
-    return any(getattr(settings, name) > 0 for name in SIGNAL_WEIGHTS)
+    """Whether any second-stage signal is on (``reranker="off"`` turns them all off)."""
+    return getattr(settings, "reranker", "rules") != "off" and any(getattr(settings, name) > 0 for name in SIGNAL_WEIGHTS)
 
 
 @dataclass(slots=True)
@@ -118,11 +133,9 @@ def names_speaker(query: str, author: str) -> bool:
     return False
 
 
-def _stats(values: Sequence[float]) -> tuple[float, float]:
-    n = len(values)
-    mean = sum(values) / n
-    var = sum((v - mean) ** 2 for v in values) / n
-    return mean, math.sqrt(var)
+def _minmax(x: np.ndarray) -> np.ndarray:
+    lo, hi = float(x.min()), float(x.max())
+    return (x - lo) / (hi - lo) if hi > lo else np.zeros_like(x)
 
 
 class SecondStage:
@@ -139,126 +152,176 @@ class SecondStage:
             return {"dense": s.dense_weight, "sparse": s.sparse_weight}
         return {"dense": s.fusion_dense_weight, "sparse": s.sparse_weight}
 
+    @staticmethod
+    def _arrays(cands: list[Candidate]) -> tuple[np.ndarray, np.ndarray]:
+        """Scores and ranks, shape (2, n) in SIDES order; NaN score / -1 rank where a side lacks the candidate."""
+        n = len(cands)
+        scores = np.full((2, n), np.nan)
+        ranks = np.full((2, n), -1.0)
+        for i, c in enumerate(cands):
+            for j, side in enumerate(SIDES):
+                v = c.scores.get(side)
+                if v is not None:
+                    scores[j, i] = v
+                    ranks[j, i] = c.ranks[side]
+        return scores, ranks
+
     def fuse(self, cands: list[Candidate]) -> None:
+        """Set every candidate's ``score`` to its fused score."""
+        if cands:
+            scores, ranks = self._arrays(cands)
+            fused, _ = self._fuse(scores, ranks)
+            for c, v in zip(cands, fused.tolist()):
+                c.score = v
+
+    def _fuse(self, scores: np.ndarray, ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(fused score, z-scores (2, n) with the side minimum for the absent; 0 for a muted or empty side)."""
         s = self.s
-        weights = self.side_weights()
+        w = self.side_weights()
+        weights = np.array([w[side] for side in SIDES])
+        present = ~np.isnan(scores)
+        counts = present.sum(axis=1)
+        filled = np.where(present, scores, 0.0)
+        mean = filled.sum(axis=1) / np.maximum(counts, 1)
+        sd = np.sqrt(np.where(present, (scores - mean[:, None]) ** 2, 0.0).sum(axis=1) / np.maximum(counts, 1))
+        sd = np.where(sd > 1e-9, sd, 1.0)
+        z = (filled - mean[:, None]) / sd[:, None]
+        zmin = np.where(present, z, np.inf).min(axis=1)
+        zmin = np.where(np.isfinite(zmin), zmin, 0.0)
+        z = np.where(present, z, zmin[:, None])
+        live = (counts > 0) & (weights > 0)
+        z[~live] = 0.0
         if s.fusion == "rrf":
             k = float(s.rrf_k)
-            for c in cands:
-                c.score = sum(1.0 / ((r + 1.0) / weights[side] + k - 1.0) for side, r in c.ranks.items() if weights.get(side, 0) > 0)
-            return
-        present = {side: [c.scores[side] for c in cands if side in c.scores] for side in SIDES}
-        norm: dict[str, tuple[float, float, float]] = {}  # side -> (mean, sd, value for the absent)
-        for side, vals in present.items():
-            if not vals or weights.get(side, 0) <= 0:
-                continue
-            mean, sd = _stats(vals)
-            sd = sd if sd > 1e-9 else 1.0
-            if s.fusion == "dbsf":
-                lo = mean - 3 * sd
-                norm[side] = (lo, 6 * sd, 0.0)
-            else:
-                norm[side] = (mean, sd, (min(vals) - mean) / sd)
-        if s.fusion == "adaptive" and len(norm) == 2:
-            weights = self._adaptive(present, norm, weights)
-        for c in cands:
-            total = 0.0
-            for side, (a, b, absent) in norm.items():
-                v = (c.scores[side] - a) / b if side in c.scores else absent
-                total += weights[side] * v
-            c.score = total
+            safe = np.where(weights > 0, weights, 1.0)[:, None]
+            contrib = np.where((ranks >= 0) & (weights[:, None] > 0), 1.0 / ((ranks + 1.0) / safe + k - 1.0), 0.0)
+            return contrib.sum(axis=0), z
+        if s.fusion == "dbsf":
+            v = np.where(present, (filled - (mean - 3 * sd)[:, None]) / (6 * sd)[:, None], 0.0)
+            return (weights[:, None] * np.where(live[:, None], v, 0.0)).sum(axis=0), z
+        if s.fusion == "adaptive" and live.all():
+            weights = weights * self._separation(z, present)
+        return (weights[:, None] * z).sum(axis=0), z
 
-    def _adaptive(self, present: dict[str, list[float]], norm: dict[str, tuple[float, float, float]], weights: dict[str, float]) -> dict[str, float]:
-        """Scale each side's weight by how far its top hits stand above its own list (mean z of its
-        best ``adaptive_top``), relative to the other side: the side that separates better leads."""
+    def _separation(self, z: np.ndarray, present: np.ndarray) -> np.ndarray:
+        """Per side, how far its best ``adaptive_top`` stand above its own list (their mean z), relative to
+        the other side's, to the power ``adaptive_power``: the side that separates better leads."""
         top = max(1, int(self.s.adaptive_top))
-        sep = {}
-        for side, (mean, sd, _) in norm.items():
-            best = sorted(present[side], reverse=True)[:top]
-            sep[side] = max(sum((v - mean) / sd for v in best) / len(best), 1e-3)
-        avg = sum(sep.values()) / len(sep)
-        p = self.s.adaptive_power
-        return {side: weights[side] * (sep[side] / avg) ** p for side in norm}
+        sep = np.empty(len(SIDES))
+        for j in range(len(SIDES)):
+            vals = np.sort(z[j][present[j]])[::-1][:top]
+            sep[j] = max(float(vals.mean()), 1e-3)
+        return (sep / sep.mean()) ** self.s.adaptive_power
 
     # -- signals ----------------------------------------------------------------------------------
     def rank(self, query: str, cands: list[Candidate], *, k: int, now: datetime | None = None) -> list[Candidate]:
         """Fuse, add the signals, and return the best ``k`` (ties: fused score, then newest)."""
         if not cands:
             return []
-        self.fuse(cands)
+        base, z, ranks, sig, seq = self._inputs(query, cands, now)
+        mode = getattr(self.s, "reranker", "rules")
+        if mode == "learned":
+            final = learned_score(self.features(base, z, ranks, sig))
+        else:
+            final = base.copy()
+            for name, v in sig.items():
+                final += getattr(self.s, f"{name}_weight") * v
+        order = np.lexsort((-seq, -base, -final))[:k]
+        out = []
+        for i in order.tolist():
+            c = cands[i]
+            c.score = float(final[i])
+            c.signals["fused"] = float(base[i])
+            for name, v in sig.items():
+                if v[i] > 0:
+                    c.signals[name] = float(v[i])
+            out.append(c)
+        return out
+
+    def _inputs(self, query: str, cands: list[Candidate], now: datetime | None) -> tuple[np.ndarray, ...]:
+        """(fused score rescaled to 0..1, z-scores, ranks, signal name -> values, seq) of the candidates."""
         s = self.s
-        hi = max(c.score for c in cands)
-        lo = min(c.score for c in cands)
-        span = hi - lo if hi > lo else 1.0
-        base = {id(c): (c.score - lo) / span for c in cands}
-        final = dict(base)
-        keys = [self._session_of(c) for c in cands] if s.neighbour_weight > 0 or s.session_weight > 0 else []
-        if s.neighbour_weight > 0:
-            self._neighbours(cands, keys, base, final)
-        if s.session_weight > 0:
-            self._sessions(cands, keys, base, final)
+        scores, ranks = self._arrays(cands)
+        fused, z = self._fuse(scores, ranks)
+        base = _minmax(fused)
+        sig: dict[str, np.ndarray] = {}
+        payloads = [c.payload for c in cands]
+        seq = np.array([int(p.get("seq") or 0) for p in payloads], dtype=np.int64)
+        if getattr(s, "reranker", "rules") == "off":
+            return base, z, ranks, sig, seq  # type: ignore[return-value]
+        if s.neighbour_weight > 0 or s.session_weight > 0:
+            ids: dict[tuple[Any, Any], int] = {}
+            sess = np.array([ids.setdefault((p.get("user_id"), p.get("session_key") or p.get("chat_id")), len(ids)) for p in payloads])
+            if s.neighbour_weight > 0:
+                sig["neighbour"] = self._neighbours(sess, seq, payloads, base)
+            if s.session_weight > 0:
+                sig["session"] = self._sessions(sess, len(ids), base)
         if s.speaker_weight > 0:
-            self._speakers(query, cands, final)
+            sig["speaker"] = self._speakers(query, payloads)
         if s.phrase_weight > 0:
-            self._phrases(query, cands, final)
+            sig["phrase"] = self._phrases(query, payloads)
         if s.time_weight > 0:
-            self._time(query, cands, final, now)
-        for c in cands:
-            c.signals["fused"] = base[id(c)]
-            c.score = final[id(c)]
-        cands.sort(key=lambda c: (-c.score, -c.signals["fused"], -int(c.payload.get("seq") or 0)))
-        return cands[:k]
+            sig["time"] = self._time(query, payloads, now)
+        return base, z, ranks, sig, seq  # type: ignore[return-value]
+
+    def feature_matrix(self, query: str, cands: list[Candidate], *, now: datetime | None = None) -> np.ndarray:
+        """The learned reranker's inputs for ``cands`` (``benchmarks/train_reranker.py`` trains on them)."""
+        base, z, ranks, sig, _ = self._inputs(query, cands, now)
+        return self.features(base, z, ranks, sig)  # type: ignore[arg-type]
 
     @staticmethod
-    def _session_of(c: Candidate) -> tuple[Any, Any]:
-        p = c.payload
-        return (p.get("user_id"), p.get("session_key") or p.get("chat_id"))
+    def features(base: np.ndarray, z: np.ndarray, ranks: np.ndarray, sig: dict[str, np.ndarray]) -> np.ndarray:
+        """The learned reranker's inputs, one row per candidate, columns in :data:`.learned.FEATURES` order."""
+        n = base.shape[0]
+        zero = np.zeros(n)
+        cols = {
+            "fused": base, "dense_z": z[0], "sparse_z": z[1],
+            "dense_rr": np.where(ranks[0] >= 0, 1.0 / np.maximum(ranks[0] + 1.0, 1.0), 0.0),
+            "sparse_rr": np.where(ranks[1] >= 0, 1.0 / np.maximum(ranks[1] + 1.0, 1.0), 0.0),
+            "both": ((ranks[0] >= 0) & (ranks[1] >= 0)).astype(float),
+        }
+        return np.column_stack([cols[f] if f in cols else sig.get(f, zero) for f in FEATURES])
 
-    def _neighbours(self, cands: list[Candidate], keys: list[tuple[Any, Any]], base: dict[int, float], final: dict[int, float]) -> None:
-        span = max(1, int(self.s.neighbour_span))
-        by_session: dict[tuple[Any, Any], list[tuple[int, Candidate]]] = {}
-        for key, c in zip(keys, cands):
-            seq = c.payload.get("seq")
-            if seq is not None:
-                by_session.setdefault(key, []).append((int(seq), c))
-        w = self.s.neighbour_weight
-        for group in by_session.values():
-            if len(group) < 2:
-                continue
-            group.sort(key=lambda sc: sc[0])
-            for i, (seq, c) in enumerate(group[:-1]):
-                nxt_seq, nxt = group[i + 1]
-                best = base[id(nxt)] if nxt_seq - seq <= span else 0.0
-                if best > 0:
-                    final[id(c)] += w * best
-                    c.signals["neighbour"] = best
+    def _neighbours(self, sess: np.ndarray, seq: np.ndarray, payloads: list[dict[str, Any]], base: np.ndarray) -> np.ndarray:
+        """A turn followed (within ``neighbour_span`` seqs, same session) by a candidate gains that candidate's score."""
+        out = np.zeros(len(base))
+        has_seq = np.array([p.get("seq") is not None for p in payloads])
+        idx = np.flatnonzero(has_seq)
+        if len(idx) < 2:
+            return out
+        order = idx[np.lexsort((seq[idx], sess[idx]))]
+        cur, nxt = order[:-1], order[1:]
+        ok = (sess[cur] == sess[nxt]) & (seq[nxt] - seq[cur] <= max(1, int(self.s.neighbour_span)))
+        out[cur[ok]] = base[nxt[ok]]
+        return out
 
-    def _sessions(self, cands: list[Candidate], keys: list[tuple[Any, Any]], base: dict[int, float], final: dict[int, float]) -> None:
-        totals: dict[tuple[Any, Any], float] = {}
-        for key, c in zip(keys, cands):
-            totals[key] = totals.get(key, 0.0) + base[id(c)]
-        top = max(totals.values())
-        if top <= 0:
-            return
-        w = self.s.session_weight
-        for key, c in zip(keys, cands):
-            v = totals[key] / top
-            final[id(c)] += w * v
-            c.signals["session"] = v
+    @staticmethod
+    def _sessions(sess: np.ndarray, n_sessions: int, base: np.ndarray) -> np.ndarray:
+        """Each turn's session strength: the sum of its session's three best fused scores, over the best session's."""
+        order = np.lexsort((-base, sess))
+        s_sorted = sess[order]
+        starts = np.r_[0, np.flatnonzero(s_sorted[1:] != s_sorted[:-1]) + 1]
+        pos = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
+        keep = pos < 3
+        total = np.zeros(n_sessions)
+        np.add.at(total, s_sorted[keep], base[order][keep])
+        top = total.max()
+        return total[sess] / top if top > 0 else np.zeros(len(base))
 
-    def _speakers(self, query: str, cands: list[Candidate], final: dict[int, float]) -> None:
-        authors = {str(c.payload.get("author") or "") for c in cands}
-        named = {a for a in authors if a and names_speaker(query, a)}
-        if not named or named == authors:
-            return
-        for c in cands:
-            if str(c.payload.get("author") or "") in named:
-                final[id(c)] += self.s.speaker_weight
-                c.signals["speaker"] = 1.0
+    @staticmethod
+    def _speakers(query: str, payloads: list[dict[str, Any]]) -> np.ndarray:
+        authors = [str(p.get("author") or "") for p in payloads]
+        unique = set(authors)
+        named = {a for a in unique if a and names_speaker(query, a)}
+        if not named or named == unique:
+            return np.zeros(len(authors))
+        return np.array([a in named for a in authors], dtype=float)
 
-    def _phrases(self, query: str, cands: list[Candidate], final: dict[int, float]) -> None:
+    @staticmethod
+    def _phrases(query: str, payloads: list[dict[str, Any]]) -> np.ndarray:
+        out = np.zeros(len(payloads))
         phrases = [p.strip().casefold() for p in _QUOTED.findall(query) if p.strip()]
-        authors = {str(c.payload.get("author") or "").casefold() for c in cands}
+        authors = {str(p.get("author") or "").casefold() for p in payloads}
         first = re.match(r"\W*(\w+)", query)
         first_word = first.group(1) if first else ""
         for m in _NAME.finditer(query):
@@ -267,37 +330,28 @@ class SecondStage:
                 continue
             phrases.append(name.casefold())
         phrases = list(dict.fromkeys(phrases))
-        if not phrases:
-            return
-        for c in cands:
-            text = str(c.payload.get("text") or "").casefold()
-            found = sum(1 for p in phrases if p in text)
-            if found:
-                v = found / len(phrases)
-                final[id(c)] += self.s.phrase_weight * v
-                c.signals["phrase"] = v
+        if phrases:
+            for i, p in enumerate(payloads):
+                text = str(p.get("text") or "").casefold()
+                out[i] = sum(1 for ph in phrases if ph in text) / len(phrases)
+        return out
 
-    def _time(self, query: str, cands: list[Candidate], final: dict[int, float], now: datetime | None) -> None:
+    def _time(self, query: str, payloads: list[dict[str, Any]], now: datetime | None) -> np.ndarray:
+        out = np.zeros(len(payloads))
         clock = datetime.now(timezone.utc)
         window: TimeWindow | None = resolve_time(query, now or clock)
-        if window is None:  # no time expression: nothing to parse
-            return
-        stamps = [_parse_ts(c.payload.get("timestamp")) for c in cands]
-        if now is None and self.s.time_anchor == "latest":
-            known = [t for t in stamps if t is not None]
-            if known and max(known) < clock:
-                window = resolve_time(query, max(known))
-                if window is None:
-                    return
+        if window is None:  # no time expression: no timestamp is parsed
+            return out
+        stamps = [_parse_ts(p.get("timestamp")) for p in payloads]
+        known = np.array([t is not None for t in stamps])
+        x = np.array([t.timestamp() if t is not None else 0.0 for t in stamps])
+        if now is None and self.s.time_anchor == "latest" and known.any() and x[known].max() < clock.timestamp():
+            window = resolve_time(query, datetime.fromtimestamp(float(x[known].max()), timezone.utc))
+            if window is None:
+                return out
         start, end = window.start.timestamp(), window.end.timestamp()
         width = max(end - start, 86_400.0) * self.s.time_decay
-        w = self.s.time_weight
-        for t, c in zip(stamps, cands):
-            if t is None:
-                continue
-            x = t.timestamp()
-            gap = start - x if x < start else x - end if x > end else 0.0
-            v = 1.0 if gap == 0 else math.exp(-gap / width) if width > 0 else 0.0
-            if v > 1e-3:
-                final[id(c)] += w * v
-                c.signals["time"] = v
+        gap = np.where(x < start, start - x, np.where(x > end, x - end, 0.0))
+        v = np.exp(-gap / width) if width > 0 else (gap == 0).astype(float)
+        v = np.where(known & (v > 1e-3), v, 0.0)
+        return v
