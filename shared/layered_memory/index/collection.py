@@ -25,7 +25,7 @@ from ..errors import CapabilityError
 from ..providers.base import Embedder
 from ..retrieval.analyzer import Analyzer
 from ..retrieval.bm25 import BM25Encoder, BM25Scorer
-from ..retrieval.rerank import SIGNAL_KEYS, Candidate, SecondStage, has_signals
+from ..retrieval.rerank import SIGNAL_KEYS, SecondStage, has_signals
 from ..stores.base import IndexHit, IndexQuery, SparseVector, VectorIndex, VectorPoint
 from .filters import FilterSpec
 
@@ -194,7 +194,6 @@ class IndexedCollection:
         flt = spec.to_qdrant()
         depth = max(s.prefetch_limit, limit)
         keys = [*SIGNAL_KEYS, "text"] if s.phrase_weight > 0 else list(SIGNAL_KEYS)
-        cands: dict[str, Candidate] = {}
         sides: list[tuple[str, list[IndexHit]]] = []
         if dense is not None and sparse is not None:  # Qdrant Edge plans both as one batch
             found_dense, found_sparse = self.index.query_sides(  # type: ignore[union-attr]
@@ -206,18 +205,11 @@ class IndexedCollection:
             for side, kwargs in (("dense", {"dense": dense}), ("sparse", {"sparse": sparse})):
                 if next(iter(kwargs.values())) is not None:  # a query of stop words only has no BM25 side
                     sides.append((side, self.index.query(self.name, filter=flt, limit=depth, prefetch_limit=depth, payload=keys, **kwargs)))  # type: ignore[union-attr]
-        for side, found in sides:
-            for rank, h in enumerate(found):
-                c = cands.get(h.id)
-                if c is None:
-                    c = cands[h.id] = Candidate(key=h.id, payload=h.payload)
-                c.scores[side] = float(h.score)
-                c.ranks[side] = rank
-        ranked = SecondStage(s, self.analyzer).rank(text, list(cands.values()), k=limit, now=now)
+        ranked = SecondStage(s, self.analyzer).rank_sides(text, sides, k=limit, now=now)
         if not ranked:
             return []
-        full = {h.id: h.payload for h in self.index.retrieve(self.name, [str(c.key) for c in ranked])}  # type: ignore[union-attr]
-        return [IndexHit(id=str(c.key), score=c.score, payload=full[str(c.key)]) for c in ranked if str(c.key) in full]
+        full = {h.id: h.payload for h in self.index.retrieve(self.name, [str(key) for key, _ in ranked])}  # type: ignore[union-attr]
+        return [IndexHit(id=str(key), score=score, payload=full[str(key)]) for key, score in ranked if str(key) in full]
 
     def query_records(
         self, text: str, spec: FilterSpec, records: Iterable[tuple[str, dict[str, Any], str]], *, k: int = 10

@@ -45,7 +45,7 @@ Signals:
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -209,24 +209,19 @@ class SecondStage:
         top = max(1, int(self.s.adaptive_top))
         sep = np.empty(len(SIDES))
         for j in range(len(SIDES)):
-            vals = np.sort(z[j][present[j]])[::-1][:top]
-            sep[j] = max(float(vals.mean()), 1e-3)
+            vals = z[j][present[j]]
+            if len(vals) > top:
+                vals = np.partition(vals, len(vals) - top)[-top:]
+            sep[j] = max(float(vals.sum()) / len(vals), 1e-3)
         return (sep / sep.mean()) ** self.s.adaptive_power
 
-    # -- signals ----------------------------------------------------------------------------------
+    # -- ranking ----------------------------------------------------------------------------------
     def rank(self, query: str, cands: list[Candidate], *, k: int, now: datetime | None = None) -> list[Candidate]:
         """Fuse, add the signals, and return the best ``k`` (ties: fused score, then newest)."""
         if not cands:
             return []
-        base, z, ranks, sig, seq = self._inputs(query, cands, now)
-        mode = getattr(self.s, "reranker", "rules")
-        if mode == "learned":
-            final = learned_score(self.features(base, z, ranks, sig))
-        else:
-            final = base.copy()
-            for name, v in sig.items():
-                final += getattr(self.s, f"{name}_weight") * v
-        order = np.lexsort((-seq, -base, -final))[:k]
+        scores, ranks = self._arrays(cands)
+        order, final, base, sig = self._rank(query, [c.payload for c in cands], scores, ranks, k, now)
         out = []
         for i in order.tolist():
             c = cands[i]
@@ -238,17 +233,52 @@ class SecondStage:
             out.append(c)
         return out
 
-    def _inputs(self, query: str, cands: list[Candidate], now: datetime | None) -> tuple[np.ndarray, ...]:
-        """(fused score rescaled to 0..1, z-scores, ranks, signal name -> values, seq) of the candidates."""
+    def rank_sides(self, query: str, sides: Sequence[tuple[str, Sequence[Any]]], *, k: int, now: datetime | None = None) -> list[tuple[Any, float]]:
+        """The index path: ``sides`` is ``[(side, hits)]`` with hits (``.id``, ``.score``, ``.payload``) best
+        first; returns ``[(id, score)]`` of the best ``k`` without building a Candidate per hit."""
+        where: dict[Any, int] = {}
+        payloads: list[dict[str, Any]] = []
+        cells: list[tuple[int, int, float, int]] = []  # (side row, candidate, score, rank)
+        for side, hits in sides:
+            row = SIDES.index(side)
+            for r, h in enumerate(hits):
+                i = where.get(h.id)
+                if i is None:
+                    i = where[h.id] = len(payloads)
+                    payloads.append(h.payload)
+                cells.append((row, i, h.score, r))
+        if not payloads:
+            return []
+        scores = np.full((2, len(payloads)), np.nan)
+        ranks = np.full((2, len(payloads)), -1.0)
+        rows, idx, vals, rks = zip(*cells)
+        scores[rows, idx] = vals
+        ranks[rows, idx] = rks
+        order, final, _, _ = self._rank(query, payloads, scores, ranks, k, now)
+        ids = list(where)
+        return [(ids[i], float(final[i])) for i in order.tolist()]
+
+    def _rank(self, query: str, payloads: list[dict[str, Any]], scores: np.ndarray, ranks: np.ndarray, k: int,
+              now: datetime | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+        base, z, sig, seq = self._inputs(query, payloads, scores, ranks, now)
+        if self.s.reranker == "learned":
+            final = learned_score(self.features(base, z, ranks, sig))
+        else:
+            final = base.copy()
+            for name, v in sig.items():
+                final += getattr(self.s, f"{name}_weight") * v
+        return np.lexsort((-seq, -base, -final))[:k], final, base, sig
+
+    def _inputs(self, query: str, payloads: list[dict[str, Any]], scores: np.ndarray, ranks: np.ndarray,
+                now: datetime | None) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], np.ndarray]:
+        """(fused score rescaled to 0..1, z-scores, signal name -> values, seq) of the candidates."""
         s = self.s
-        scores, ranks = self._arrays(cands)
         fused, z = self._fuse(scores, ranks)
         base = _minmax(fused)
         sig: dict[str, np.ndarray] = {}
-        payloads = [c.payload for c in cands]
         seq = np.array([int(p.get("seq") or 0) for p in payloads], dtype=np.int64)
-        if getattr(s, "reranker", "rules") == "off":
-            return base, z, ranks, sig, seq  # type: ignore[return-value]
+        if s.reranker == "off":
+            return base, z, sig, seq
         if s.neighbour_weight > 0 or s.session_weight > 0:
             ids: dict[tuple[Any, Any], int] = {}
             sess = np.array([ids.setdefault((p.get("user_id"), p.get("session_key") or p.get("chat_id")), len(ids)) for p in payloads])
@@ -262,12 +292,13 @@ class SecondStage:
             sig["phrase"] = self._phrases(query, payloads)
         if s.time_weight > 0:
             sig["time"] = self._time(query, payloads, now)
-        return base, z, ranks, sig, seq  # type: ignore[return-value]
+        return base, z, sig, seq
 
     def feature_matrix(self, query: str, cands: list[Candidate], *, now: datetime | None = None) -> np.ndarray:
         """The learned reranker's inputs for ``cands`` (``benchmarks/train_reranker.py`` trains on them)."""
-        base, z, ranks, sig, _ = self._inputs(query, cands, now)
-        return self.features(base, z, ranks, sig)  # type: ignore[arg-type]
+        scores, ranks = self._arrays(cands)
+        base, z, sig, _ = self._inputs(query, [c.payload for c in cands], scores, ranks, now)
+        return self.features(base, z, ranks, sig)
 
     @staticmethod
     def features(base: np.ndarray, z: np.ndarray, ranks: np.ndarray, sig: dict[str, np.ndarray]) -> np.ndarray:
