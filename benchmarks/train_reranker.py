@@ -8,7 +8,8 @@ LongMemEval, which judge the model. Per question, the candidates are what the en
 sees (each side's top ``prefetch_limit``, rebuilt by ``retrieval_lab.py`` from cached embeddings:
 the same lists as ``mem.search``), the features are ``SecondStage.feature_matrix`` (every signal on
 with the default settings), the label is "an evidence turn". Model: L2-regularised logistic
-regression (Newton steps, numpy only), positives weighted to balance the classes. ``--write``
+regression (Newton steps, numpy only), positives weighted to balance the classes, coefficients kept
+non-negative (``--signed`` lifts that: it fits the generator better and transfers worse). ``--write``
 replaces the ``MODEL`` block of ``layered_memory/retrieval/learned.py``; without it the
 coefficients are printed only. Held-out check: the questions of every third conversation are left
 out of training and scored with the model and with the rules.
@@ -68,6 +69,21 @@ def fit(x: np.ndarray, y: np.ndarray, l2: float = 1.0, steps: int = 30) -> tuple
     return beta[:-1], float(beta[-1])
 
 
+def fit_monotone(x: np.ndarray, y: np.ndarray, l2: float = 1.0) -> tuple[np.ndarray, float]:
+    """``fit`` with every coefficient >= 0 (each feature can only lift a candidate, as in the rules):
+    features given a negative coefficient are dropped and the rest refitted, until none is negative.
+    Unconstrained, the model leans on differences between collinear features (fused score against
+    each side's rank) that hold on the training generator and nowhere else."""
+    active = np.ones(x.shape[1], dtype=bool)
+    while True:
+        coef, intercept = fit(x * active, y, l2)
+        coef = np.where(active, coef, 0.0)
+        neg = coef < 0
+        if not neg.any():
+            return coef, intercept
+        active &= ~neg
+
+
 def recall10(rows, coef: np.ndarray | None, intercept: float, corpus: Corpus) -> float:
     got = []
     for ci, x, y, keys in rows:
@@ -103,6 +119,7 @@ def main() -> None:
     ap.add_argument("--cache", default=DEFAULT_CACHE)
     ap.add_argument("--l2", type=float, default=1.0)
     ap.add_argument("--features", nargs="+", choices=FEATURES, default=list(FEATURES), help="features the model may use (the rest get 0)")
+    ap.add_argument("--signed", action="store_true", help="allow negative coefficients (measured: worse off the training set)")
     ap.add_argument("--write", action="store_true", help="write the coefficients into layered_memory/retrieval/learned.py")
     args = ap.parse_args()
     settings = RetrievalSettings()
@@ -116,15 +133,16 @@ def main() -> None:
     held = [r for r in rows if r[0] % 3 == 2]
     x = np.vstack([r[1] for r in train])
     y = np.concatenate([r[2] for r in train])
-    coef, intercept = fit(x, y, args.l2)
+    fitter = fit if args.signed else fit_monotone
+    coef, intercept = fitter(x, y, args.l2)
     print(f"{len(rows)} questions ({len(train)} train, {len(held)} held out), {len(y)} candidates, {int(y.sum())} positives")
     for name, v in zip(FEATURES, coef):
         print(f"  {name:<10} {v:+.4f}")
     print(f"  intercept  {intercept:+.4f}")
     print(f"held-out R@10: rules {recall10(held, None, 0.0, corpus):.3f}, learned {recall10(held, coef, intercept, corpus):.3f}")
-    coef, intercept = fit(np.vstack([r[1] for r in rows]), np.concatenate([r[2] for r in rows]), args.l2)  # the shipped model: all of it
+    coef, intercept = fitter(np.vstack([r[1] for r in rows]), np.concatenate([r[2] for r in rows]), args.l2)  # the shipped model: all of it
     if args.write:
-        write(coef, intercept, f"synthconv.py set {Path(args.train).name}: {len(rows)} questions, l2={args.l2}, features {' '.join(args.features)}")
+        write(coef, intercept, f"synthconv.py set {Path(args.train).name}: {len(rows)} questions, l2={args.l2}, {'signed' if args.signed else 'non-negative'}")
 
 
 if __name__ == "__main__":

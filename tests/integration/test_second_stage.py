@@ -111,6 +111,20 @@ def test_speaker_question_prefers_that_speaker(tmp_path, embedder, lang):
         mem.close()
 
 
+@pytest.mark.parametrize("lang", sorted(SPEAKER))
+def test_reranker_setting_learned_and_off(tmp_path, embedder, lang):
+    """reranker="learned" (the shipped logistic model) also prefers the named speaker; "off" is the fusion alone."""
+    query, named, other, hers, his = SPEAKER[lang]
+    turns = [("c0", other, his, NOW - timedelta(days=4)), ("c1", named, hers, NOW - timedelta(days=3)),
+             ("c2", other, TRAINS[lang], NOW - timedelta(days=1))]
+    mem = memory(tmp_path, embedder, turns, lang)
+    try:
+        assert top(mem, query, reranker="learned")[0] == hers
+        assert top(mem, query, reranker="off")[0] == his
+    finally:
+        mem.close()
+
+
 SESSION = {  # one lexical trap in another session against a turn whose session is all about the question
     "en": ("Which flowers did we choose for the wedding?",
            ["We are planning the wedding for June.", "The wedding venue is a barn by the lake.", "For the bouquet we finally chose peonies."],

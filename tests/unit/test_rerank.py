@@ -154,3 +154,68 @@ def test_time_anchor_latest_uses_the_newest_candidate():
 def test_unknown_fusion_is_refused():
     with pytest.raises(ValueError, match="fusion"):
         RetrievalSettings(fusion="bogus")
+
+
+def test_session_strength_counts_a_sessions_three_best_turns():
+    # "many" holds six middling matches, "few" two strong ones: summing all would hand "many" the
+    # session signal; its three best (3 x 0.5) against "few"'s two (2 x 0.9) do not
+    many = [cand(f"m{i}", sparse=5.0 - 0.01 * i, sr=2 + i, session_key="many", seq=10 * i) for i in range(6)]
+    few = [cand("f0", sparse=9.0, sr=0, session_key="few", seq=1), cand("f1", sparse=8.9, sr=1, session_key="few", seq=5)]
+    got = stage(fusion="zscore", session_weight=0.5).rank("q", many + few + fillers(), k=30)
+    signal = {c.key: c.signals.get("session", 0.0) for c in got}
+    assert signal["f0"] == pytest.approx(1.0) and signal["m0"] < 1.0
+
+
+@pytest.mark.parametrize("reranker", ["rules", "learned", "off"])
+def test_rank_sides_matches_rank(reranker):
+    """The index path (arrays straight from the hits) ranks exactly as the Candidate path."""
+    import random
+
+    from layered_memory.stores.base import IndexHit
+
+    rng = random.Random(7)
+    payloads = {f"p{i}": {"seq": i, "session_key": f"s{i // 5}", "author": rng.choice(["Anna", "Boris"]),
+                          "timestamp": f"2024-03-{1 + i % 28:02d}T12:00:00+00:00"} for i in range(60)}
+    dense = [IndexHit(id=k, score=rng.random(), payload=p) for k, p in rng.sample(sorted(payloads.items()), 40)]
+    sparse = [IndexHit(id=k, score=10 * rng.random(), payload=p) for k, p in rng.sample(sorted(payloads.items()), 30)]
+    dense.sort(key=lambda h: -h.score)
+    sparse.sort(key=lambda h: -h.score)
+    st = SecondStage(RetrievalSettings(reranker=reranker), Analyzer())
+    query, now = "what did Anna say last week", datetime(2024, 3, 20, tzinfo=timezone.utc)
+    got = st.rank_sides(query, [("dense", dense), ("sparse", sparse)], k=15, now=now)
+    cands: dict[str, Candidate] = {}
+    for side, hits in (("dense", dense), ("sparse", sparse)):
+        for r, h in enumerate(hits):
+            c = cands.setdefault(h.id, Candidate(key=h.id, payload=h.payload))
+            c.scores[side], c.ranks[side] = h.score, r
+    want = st.rank(query, list(cands.values()), k=15, now=now)
+    assert [k for k, _ in got] == [c.key for c in want]
+    assert [s for _, s in got] == pytest.approx([c.score for c in want])
+
+
+def test_reranker_off_is_the_fusion_alone():
+    s = RetrievalSettings(reranker="off")
+    assert not has_signals(s)  # with fusion="rrf" the index fuses inside Qdrant again
+    def cases():
+        return [cand("other", sparse=5.0, sr=0, author="Bob"), cand("named", sparse=4.5, sr=1, author="Anna")]
+    assert ranked(stage(fusion="zscore", speaker_weight=0.7), "What did Anna say?", cases())[0] == "named"
+    st = stage(fusion="zscore", speaker_weight=0.7, reranker="off")
+    assert ranked(st, "What did Anna say?", cases())[0] == "other"
+    assert all(set(c.signals) == {"fused"} for c in st.rank("What did Anna say?", cases(), k=2))
+
+
+@pytest.mark.parametrize(("query", "speaker"), [("What did Anna say about the trip?", "Anna"), ("Что Анна говорила о поездке?", "Анна"),
+                                                ("小明对旅行说了什么?", "小明")])
+def test_learned_reranker_uses_a_signal_only_when_its_weight_is_on(query, speaker):
+    def cases():
+        return [cand("other", sparse=5.0, sr=0, dense=0.80, dr=0, author="Bob"), cand("named", sparse=4.8, sr=1, dense=0.79, dr=1, author=speaker)]
+    assert ranked(stage(fusion="adaptive", reranker="learned"), query, cases())[0] == "other"
+    assert ranked(stage(fusion="adaptive", reranker="learned", speaker_weight=0.7), query, cases())[0] == "named"
+
+
+def test_learned_model_matches_its_features():
+    from layered_memory.retrieval.learned import FEATURES, MODEL
+
+    assert len(MODEL["coef"]) == len(FEATURES)
+    x = SecondStage(RetrievalSettings(), Analyzer()).feature_matrix("q", [cand("a", sparse=1.0, dense=0.5), cand("b", dense=0.4, dr=1)])
+    assert x.shape == (2, len(FEATURES)) and x[0, FEATURES.index("both")] == 1.0 and x[1, FEATURES.index("both")] == 0.0
