@@ -34,7 +34,7 @@ from retrieval_components import DEFAULT_CACHE, EmbedCache, LazyEmbedder, metric
 from retrieval_lab import CATEGORIES, load  # noqa: E402
 
 from layered_memory import LayeredMemory, LayeredMemorySettings  # noqa: E402
-from layered_memory.retrieval.rerank import FUSIONS, SIGNAL_WEIGHTS  # noqa: E402
+from layered_memory.retrieval.rerank import FUSIONS, RERANKERS, SIGNAL_WEIGHTS  # noqa: E402
 
 DIMS = {"e5": 384, "use": 512}
 NAMES = {"e5": "intfloat/multilingual-e5-small", "use": "google/universal-sentence-encoder-multilingual/3"}
@@ -116,6 +116,7 @@ def run_quality(args) -> None:
     ]
     variants += [(f"  defaults, {n} = 0", "hybrid", {n: 0.0}) for n in SIGNAL_WEIGHTS if getattr(r, n) > 0]
     variants += [(f"  defaults, fusion = {f}", "hybrid", {"fusion": f}) for f in FUSIONS if f != r.fusion]
+    variants += [(f"  defaults, reranker = {m}", "hybrid", {"reranker": m}) for m in RERANKERS if m != r.reranker]
     t0 = time.perf_counter()
     results = engine_rankings(convs, emb, variants, settings)
     print(f"  {len(variants)} variants in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
