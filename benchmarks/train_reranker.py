@@ -35,8 +35,8 @@ from layered_memory.retrieval.rerank import SecondStage  # noqa: E402
 LEARNED = Path(__file__).resolve().parent.parent / "shared" / "layered_memory" / "retrieval" / "learned.py"
 
 
-def dataset(corpus: Corpus, settings: RetrievalSettings) -> list[tuple[int, np.ndarray, np.ndarray, list]]:
-    """Per question: (conversation index, features, labels, candidate keys)."""
+def dataset(corpus: Corpus, settings: RetrievalSettings) -> list[tuple[int, int, np.ndarray, np.ndarray, list]]:
+    """Per question: (conversation index, question index, features, labels, candidate keys)."""
     stage = SecondStage(settings, corpus.analyzer)
     out = []
     for ci, c in enumerate(corpus.convs):
@@ -46,7 +46,7 @@ def dataset(corpus: Corpus, settings: RetrievalSettings) -> list[tuple[int, np.n
             cands = candidates(c, lists)
             x = stage.feature_matrix(q, cands)
             ev = set(c.evidence[qi])
-            out.append((ci, x, np.array([float(cd.key in ev) for cd in cands]), [cd.key for cd in cands]))
+            out.append((ci, qi, x, np.array([float(cd.key in ev) for cd in cands]), [cd.key for cd in cands]))
     return out
 
 
@@ -86,13 +86,11 @@ def fit_monotone(x: np.ndarray, y: np.ndarray, l2: float = 1.0) -> tuple[np.ndar
 
 def recall10(rows, coef: np.ndarray | None, intercept: float, corpus: Corpus) -> float:
     got = []
-    for ci, x, y, keys in rows:
+    for ci, qi, x, y, keys in rows:
         s = x @ coef + intercept if coef is not None else x[:, 0] + x[:, 6:] @ _RULES
         order = np.argsort(-s, kind="stable")[:10]
-        ev = [k for k, lab in zip(keys, y) if lab > 0]
-        all_ev = corpus.convs[ci].evidence
-        del all_ev
-        got.append(metrics([keys[i] for i in order], ev)[1] if ev else 0.0)
+        ev = corpus.convs[ci].evidence[qi]  # every evidence turn, also those no side returned
+        got.append(metrics([keys[i] for i in order], ev)[1])
     return float(np.mean(got))
 
 
@@ -128,11 +126,11 @@ def main() -> None:
     convs = load_set(args.train)
     corpus = Corpus(convs, EmbedCache(args.cache, "e5", LazyEmbedder("e5")), settings)
     mask = np.array([f in args.features for f in FEATURES], dtype=float)
-    rows = [(ci, x * mask, y, keys) for ci, x, y, keys in dataset(corpus, settings) if y.any()]
+    rows = [(ci, qi, x * mask, y, keys) for ci, qi, x, y, keys in dataset(corpus, settings) if y.any()]
     train = [r for r in rows if r[0] % 3 != 2]
     held = [r for r in rows if r[0] % 3 == 2]
-    x = np.vstack([r[1] for r in train])
-    y = np.concatenate([r[2] for r in train])
+    x = np.vstack([r[2] for r in train])
+    y = np.concatenate([r[3] for r in train])
     fitter = fit if args.signed else fit_monotone
     coef, intercept = fitter(x, y, args.l2)
     print(f"{len(rows)} questions ({len(train)} train, {len(held)} held out), {len(y)} candidates, {int(y.sum())} positives")
@@ -140,7 +138,7 @@ def main() -> None:
         print(f"  {name:<10} {v:+.4f}")
     print(f"  intercept  {intercept:+.4f}")
     print(f"held-out R@10: rules {recall10(held, None, 0.0, corpus):.3f}, learned {recall10(held, coef, intercept, corpus):.3f}")
-    coef, intercept = fitter(np.vstack([r[1] for r in rows]), np.concatenate([r[2] for r in rows]), args.l2)  # the shipped model: all of it
+    coef, intercept = fitter(np.vstack([r[2] for r in rows]), np.concatenate([r[3] for r in rows]), args.l2)  # the shipped model: all of it
     if args.write:
         write(coef, intercept, f"synthconv.py set {Path(args.train).name}: {len(rows)} questions, l2={args.l2}, {'signed' if args.signed else 'non-negative'}")
 
