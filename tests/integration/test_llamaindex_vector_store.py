@@ -51,6 +51,10 @@ def test_nodes_query_fields_scope_and_errors(mem: LayeredMemory) -> None:
     assert set(res.ids) == {"n1", "n2"}
     assert [n.node_id for n in store.get_nodes(["n1", "missing"])] == ["n1"]
     assert LayeredMemoryVectorStore(mem, collection="n", user_id="bob").query(VectorStoreQuery(query_str="alpha", similarity_top_k=5)).ids == []
+    for other in (LayeredMemoryVectorStore(mem, collection="n", user_id="bob"), LayeredMemoryVectorStore(mem, collection="n")):
+        assert other.get_nodes() == [] and other.get_nodes(["n1"]) == []  # listing and filters never reach alice's space
+        assert other.query(VectorStoreQuery(query_str="alpha", filters=MetadataFilters(filters=[
+            MetadataFilter(key="k", value="a", operator=FilterOperator.NE)]))).ids == []
     store.delete_nodes(["n1"])
     assert store.query(VectorStoreQuery(query_str="alpha beta", similarity_top_k=5)).ids == ["n2"]
     with pytest.raises(ValueError, match="stored type"):
