@@ -10,8 +10,15 @@ Nodes are stored as given (LlamaIndex splits documents itself), one chunk each, 
 serialized into the metadata (LlamaIndex's ``node_to_metadata_dict``) so queries return full nodes.
 The engine embeds and searches (hybrid BM25 + dense, RRF) with its own embedder: the query text is
 what counts (``query_embedding`` is not used), so give the engine the embedder you want
-(``LayeredMemory.embedded(path, embedder=HuggingFaceEmbedding(...))``). ``delete(ref_doc_id)``
-removes a source document's nodes. Filters: ``MetadataFilters`` with ``==`` / ``in`` under AND.
+(``LayeredMemory.embedded(path, embedder=HuggingFaceEmbedding(...))``).
+
+The contract is LlamaIndex's (its ``SimpleVectorStore`` tests, in our words, in
+``tests/integration/test_llamaindex_vector_store.py``): ``add`` returns node ids, ``delete(ref_doc_id)``,
+``delete_nodes(node_ids, filters)`` (both must match), ``get_nodes``, ``clear``, and every
+``MetadataFilters`` operator and condition with LlamaIndex's own semantics
+(``build_metadata_filter_fn``). ``==`` / ``in`` on strings under AND run inside the index; other
+filters are evaluated over the collection's records first, then the search is restricted to the
+matching node ids (a scan per query: fine for thousands of nodes).
 """
 
 from __future__ import annotations
@@ -23,33 +30,51 @@ from llama_index.core.vector_stores.types import (
     BasePydanticVectorStore,
     FilterCondition,
     FilterOperator,
+    MetadataFilter,
     MetadataFilters,
     VectorStoreQuery,
+    VectorStoreQueryMode,
     VectorStoreQueryResult,
 )
-from llama_index.core.vector_stores.utils import metadata_dict_to_node, node_to_metadata_dict
+from llama_index.core.vector_stores.utils import build_metadata_filter_fn, metadata_dict_to_node, node_to_metadata_dict
 from pydantic import PrivateAttr
 
 from layered_memory import LayeredMemory
 from layered_memory import tools as shared
 
 
-def _where(filters: MetadataFilters | None) -> dict[str, Any] | None:
+ROUTES = {VectorStoreQueryMode.DEFAULT: "hybrid", VectorStoreQueryMode.HYBRID: "hybrid",
+          VectorStoreQueryMode.SPARSE: "bm25", VectorStoreQueryMode.TEXT_SEARCH: "bm25"}
+
+
+def _scalar(value: object) -> bool:
+    return isinstance(value, str)  # numbers: 2 == 2.0 for LlamaIndex, not for a keyword/integer index match
+
+
+def _in_index(filters: MetadataFilters | None) -> dict[str, Any] | None:
+    """The filters as an in-index ``where`` (==, in on strings, under AND, each key once),
+    or None when they need LlamaIndex's evaluator over the records."""
     if filters is None or not filters.filters:
-        return None
+        return {}
     if filters.condition not in (None, FilterCondition.AND):
-        raise ValueError(f"filters.condition={filters.condition!r}: only AND is supported; split the query")
+        return None
     out: dict[str, Any] = {}
     for f in filters.filters:
-        if isinstance(f, MetadataFilters):
-            raise ValueError("nested MetadataFilters are not supported; flatten them under AND")
-        if f.operator == FilterOperator.EQ:
+        if not isinstance(f, MetadataFilter) or f.key in out or not f.key.replace("_", "").replace("-", "").isalnum():
+            return None
+        if f.operator == FilterOperator.EQ and _scalar(f.value):
             out[f.key] = f.value
-        elif f.operator == FilterOperator.IN:
-            out[f.key] = list(f.value)  # type: ignore[arg-type]
+        elif f.operator == FilterOperator.IN and isinstance(f.value, list) and f.value and all(_scalar(v) for v in f.value):
+            out[f.key] = list(f.value)
         else:
-            raise ValueError(f"filter {f.key} {f.operator.value}: only == and in are supported")
+            return None
     return out
+
+
+def _check(filters: MetadataFilters | None) -> None:
+    for f in filters.filters if filters else ():
+        if isinstance(f, MetadataFilters):
+            raise ValueError("nested MetadataFilters are not supported (as in LlamaIndex's SimpleVectorStore); flatten them")
 
 
 class LayeredMemoryVectorStore(BasePydanticVectorStore):
@@ -79,36 +104,58 @@ class LayeredMemoryVectorStore(BasePydanticVectorStore):
             items.append((node.node_id, node.get_content(metadata_mode=MetadataMode.NONE), meta))
         return self._texts.put(items)
 
+    def _matching(self, filters: MetadataFilters | None, node_ids: list[str] | None = None) -> list[str]:
+        """Ids of the collection's nodes matching ``filters`` (LlamaIndex's semantics) and among ``node_ids``."""
+        _check(filters)
+        keep = set(node_ids) if node_ids is not None else None
+        found = [(nid, meta) for nid, meta in self._texts.items() if keep is None or nid in keep]
+        match = build_metadata_filter_fn(dict(found).__getitem__, filters)
+        try:
+            return [nid for nid, _ in found if match(nid)]
+        except TypeError as exc:  # e.g. '>' between a stored string and a number
+            raise ValueError(f"filters {filters!r} cannot be evaluated on the stored metadata ({exc}); "
+                             "compare values of the stored type") from exc
+
     def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
         self._texts.delete_where({"ref_doc_id": ref_doc_id})
 
     def delete_nodes(self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None, **delete_kwargs: Any) -> None:
-        if node_ids is not None:
+        """Delete the nodes among ``node_ids`` that match ``filters`` (either may be left out, not both)."""
+        if node_ids is None and (filters is None or not filters.filters):
+            raise ValueError("delete_nodes needs node_ids or filters; to empty the collection call clear()")
+        if filters is None or not filters.filters:
             self._texts.delete(node_ids)
-        where = _where(filters)
-        if where:
-            self._texts.delete_where(where)
+        else:
+            self._texts.delete(self._matching(filters, node_ids))
 
     def clear(self) -> None:
         self._texts.delete(None)
 
     def get_nodes(self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None) -> list[BaseNode]:
-        if node_ids is None:
-            raise ValueError("get_nodes needs node_ids (listing a whole collection is not supported)")
-        where = _where(filters) or {}
-        out = []
-        for nid, text, meta in self._texts.get(node_ids):
-            if all(meta.get(k) in (v if isinstance(v, list) else [v]) for k, v in where.items()):
-                out.append(self._node(text, meta))
-        return out
+        """The stored nodes among ``node_ids`` (default: all) that match ``filters``, in the given order."""
+        ids = self._matching(filters, node_ids)
+        if node_ids is not None:
+            have = set(ids)
+            ids = [i for i in dict.fromkeys(node_ids) if i in have]
+        return [self._node(text, meta) for _, text, meta in self._texts.get(ids)]
 
     def query(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
         if not query.query_str:
             raise ValueError("LayeredMemoryVectorStore searches by text: the query needs query_str (the engine embeds it)")
-        where = _where(query.filters) or {}
+        route = ROUTES.get(query.mode)
+        if route is None:
+            raise ValueError(f"query mode {query.mode.value!r} is not supported: use default/hybrid, or sparse/text_search (BM25)")
+        _check(query.filters)
+        where = _in_index(query.filters)
+        ids = list(query.node_ids) if query.node_ids else None
+        if where is None:  # operators the index does not run: LlamaIndex's evaluator over the records first
+            ids = self._matching(query.filters, ids)
+            where = {}
+            if not ids:
+                return VectorStoreQueryResult(nodes=[], similarities=[], ids=[])
         if query.doc_ids:
             where["ref_doc_id"] = list(query.doc_ids)
-        hits = self._texts.search(query.query_str, k=query.similarity_top_k, where=where or None, ids=query.node_ids or None)
+        hits = self._texts.search(query.query_str, k=query.similarity_top_k, where=where or None, ids=ids, route=route)
         nodes = [self._node(text, meta) for _, text, meta, _ in hits]
         return VectorStoreQueryResult(nodes=nodes, similarities=[s for *_, s in hits], ids=[i for i, *_ in hits])
 

@@ -3,7 +3,9 @@
     report = mem.doctor()                 # read only
     report = mem.doctor(repair=True)      # also repair; ``layered-memory doctor --repair`` does the same
 
-Per tenant and kind of point (messages, topic summaries, items, agent interactions) the report counts
+Per tenant and kind of point (messages, topic summaries, items, agent interactions, document and
+repository chunks: ``documents.health``, which also counts documents, repository files, collections
+and repositories, and ``stale`` chunks of an interrupted write) the report counts
 records, points, ``pending`` (messages stored, not yet indexed), ``missing`` (records without their
 point) and ``orphans`` (points whose record is gone: deleted text that search would still return).
 For the topic tier it counts ``unthreaded`` messages (stored, neither threaded nor queued) and topics
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 PAGE = 1000
-KINDS = ("messages", "topic_summaries", "items", "agents")
+KINDS = ("messages", "topic_summaries", "items", "agents", "documents")
 
 
 @dataclass(frozen=True)
@@ -360,7 +362,7 @@ def reindex(tn: Tenant) -> int:
 
 # -- the whole check --------------------------------------------------------------------------------------
 def _drifted(part: dict[str, int]) -> bool:
-    return any(part.get(k, 0) for k in ("missing", "orphans", "pending", "namespace_counters", "unthreaded", "counters"))
+    return any(part.get(k, 0) for k in ("missing", "orphans", "pending", "namespace_counters", "unthreaded", "counters", "stale"))
 
 
 def check(tn: Tenant, *, repair: bool = False) -> dict[str, Any]:
@@ -374,6 +376,9 @@ def check(tn: Tenant, *, repair: bool = False) -> dict[str, Any]:
     report["topic_summaries"] = _check_summaries(tn, repair)
     report["items"] = _check_items(tn, repair)
     report["agents"] = _check_agents(tn, repair)
+    from .documents.health import check_documents
+
+    report["documents"] = check_documents(tn.core, tn.tenant_id, repair)
     report["topics"] = _check_topics(tn, repair)
     drift = bool(outbox) or any(_drifted(report[k]) for k in (*KINDS, "topics"))
     report["ok"] = not drift
@@ -440,6 +445,12 @@ def open_check(tn: Tenant, *, repair: bool = True) -> dict[str, Any]:
             drifting.add(scope.key)
     if drifting:
         found["agents"] = _check_agents(tn, repair, only=drifting)
+    from .documents.health import check_documents, counts_differ
+
+    if counts_differ(core, tenant):
+        part = check_documents(core, tenant, repair)
+        if _drifted(part):
+            found["documents"] = part
     return _warn(tn, found, repair)
 
 

@@ -513,7 +513,7 @@ class LayeredMemory:
 
     def doctor(self, repair: bool = False) -> dict[str, Any]:
         """Compare this tenant's records with the vector index and the topic tier; ``repair=True`` fixes what
-        differs. Returns per kind (messages, topic_summaries, items, agents) records, points, pending,
+        differs. Returns per kind (messages, topic_summaries, items, agents, documents) records, points, pending,
         missing and orphans, plus ``topics`` (unthreaded messages, wrong counters), ``outbox`` (interrupted
         deletes) and ``ok``. See ``layered_memory.doctor``."""
         from .doctor import Tenant, check

@@ -37,7 +37,7 @@ def test_docs_index_search_list_delete(run, tmp_path):
     assert first.exit_code == 0, first.output
     assert "2 indexed, 0 replaced, 0 unchanged" in first.output
     again = run("docs", "index", str(folder), "--collection", "ops", "--meta", "team=ops")
-    assert again.output.splitlines()[-1] == "0 indexed, 0 replaced, 2 unchanged; 0 chunks written"
+    assert again.stdout.splitlines()[-1] == "0 indexed, 0 replaced, 2 unchanged; 0 chunks written"
     found = run("docs", "search", "helm rollback", "-k", "1", "--json")
     data = json.loads(found.output[: found.output.rindex("}") + 1])
     assert data["hits"][0]["meta"]["citation"] == "Runbook > Rollback (lines 3-5)" and data["route_used"] == "bm25"
@@ -67,3 +67,33 @@ def test_errors_are_one_line_exit_2(tmp_path, args, message):
     LayeredMemory.embedded(store, embedder="none").close()  # a store there: read-only commands refuse a path without one
     result = CliRunner().invoke(main, ["--embedder", "none", "--path", store, *args])
     assert result.exit_code == 2 and message in result.output
+
+
+def test_index_commands_draw_files_chunks_embeddings_bars(run, tmp_path):
+    folder = tmp_path / "notes"
+    write(folder, {"a.md": "# A\n\nalpha\n", "b.md": "# B\n\nbeta\n"})
+    shown = run("docs", "index", str(folder))
+    assert all(f"{stage}:" in shown.stderr for stage in ("files", "chunks", "embeddings")) and "2/2" in shown.stderr
+    assert run("docs", "index", str(folder), "--quiet").stderr == ""
+    repo = make_repo(tmp_path / "shop", {"users.py": "def get_user(user_id):\n    return db.get(user_id)\n", "b.py": "X = 1\n"})
+    shown = run("repo", "index", str(repo))
+    assert all(f"{stage}:" in shown.stderr for stage in ("files", "chunks", "embeddings"))
+    assert run("repo", "index", str(repo), "--quiet").stderr == ""
+
+
+def test_progress_stages_of_the_api(tmp_path):
+    from layered_memory.progress import progress_to
+    from layered_memory.testing import HashEmbedder
+
+    mem = LayeredMemory.embedded(tmp_path / "m", embedder=HashEmbedder())
+    seen: dict[str, list[tuple[int, int | None]]] = {}
+    with progress_to(lambda stage, done, total: seen.setdefault(stage, []).append((done, total))):
+        mem.documents.index_documents(["# A\n\nalpha\n", "# B\n\nbeta\n\n## C\n\ngamma\n"], format="markdown")
+    assert seen["files"] == [(1, 2), (2, 2)]
+    assert seen["chunks"][-1][0] == seen["embeddings"][-1][0] >= 2
+    repo = make_repo(tmp_path / "shop", {"users.py": "def get_user(user_id):\n    return db.get(user_id)\n"})
+    seen.clear()
+    with progress_to(lambda stage, done, total: seen.setdefault(stage, []).append((done, total))):
+        mem.documents.index_repo(repo)
+    assert seen["files"][-1] == (1, 1) and seen["embeddings"][-1][0] == seen["chunks"][-1][0] >= 1
+    mem.close()

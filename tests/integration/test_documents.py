@@ -138,6 +138,7 @@ def tight(tmp_path_factory: pytest.TempPathFactory):
     (lambda d: d / "missing.md", "does not exist"),
     (lambda d: d, "is a directory"),
     (lambda d: _write(d / "x.md", b"\x00\x01binary\x00"), "is binary"),
+    (lambda d: _unreadable(d / "locked.md"), "cannot be read"),
     (lambda d: _write(d / "x.docx", b"PK\x03\x04"), "unsupported type"),
     (lambda d: _write(d / "big.md", b"a" * 5000), "over the limit"),
     (lambda d: _write(d / "empty.md", b"  \n"), "is empty"),
@@ -153,6 +154,18 @@ def test_bad_documents_raise_one_clear_error_and_write_nothing(tight: LayeredMem
 
 def _write(path: Path, data: bytes) -> Path:
     path.write_bytes(data)
+    return path
+
+
+def _unreadable(path: Path) -> Path:
+    """A file whose read fails: mode 000 for a normal user; as root (who reads any mode) a link to a file
+    the kernel refuses to read whole."""
+    import os
+
+    if os.geteuid() != 0:
+        _write(path, b"# Secret\n\ntext\n").chmod(0)
+    else:
+        path.symlink_to("/proc/self/mem")
     return path
 
 

@@ -5,7 +5,7 @@
     layered-memory repo index ~/src/app --include '*.py' --exclude 'tests/*'
     layered-memory repo search "load user by id" --language python
 
-Progress bars (files, chunks) go to stderr. ``--user`` writes / searches that user's private space.
+Progress bars (files, chunks, embeddings; ``--quiet``: none) go to stderr. ``--user`` writes / searches that user's private space.
 Registered on the main group by ``register`` (``cli.py`` calls it), so this module never imports ``cli``.
 """
 
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,12 +22,7 @@ import click
 from ..documents.parse import SUFFIXES
 from ..errors import InvalidInputError
 from ..models import SearchResult
-
-
-def _bar(total: int, unit: str, desc: str) -> Any:
-    from tqdm import tqdm
-
-    return tqdm(total=total, unit=unit, desc=desc, file=sys.stderr, disable=total < 2 or not sys.stderr.isatty())
+from .maintenance import progress_bars
 
 
 def _expand(paths: tuple[str, ...]) -> list[str]:
@@ -87,20 +81,17 @@ def register(main: click.Group, open_memory: Callable[..., Any]) -> None:
     @click.option("--meta", "meta", multiple=True, metavar="KEY=VALUE", help="Metadata kept on every chunk (repeatable).")
     @click.option("--format", "fmt", default=None, type=click.Choice(["markdown", "text", "html", "pdf"]), help="Force the format.")
     @click.option("--user", default=None, help="Index as this user's private upload.")
+    @click.option("--quiet", is_flag=True, help="No progress bars.")
     @click.pass_context
-    def docs_index(ctx: click.Context, paths: tuple[str, ...], collection: str, meta: tuple[str, ...], fmt: str | None, user: str | None) -> None:
-        """Index documents (files, or directories of them); unchanged ones are skipped."""
+    def docs_index(ctx: click.Context, paths: tuple[str, ...], collection: str, meta: tuple[str, ...], fmt: str | None, user: str | None,
+                   quiet: bool) -> None:
+        """Index documents (files, or directories of them); unchanged ones are skipped. Progress bars
+        (files, chunks, embeddings) go to stderr."""
         files = _expand(paths)
         metadata = _meta(meta)
-        with open_memory(ctx, create=True) as mem:
+        with open_memory(ctx, create=True) as mem, progress_bars(not quiet):
             ctx.obj["_docs_mem"] = mem
-            bar = _bar(len(files), "file", "documents")
-            try:
-                done = handle(ctx, user).documents.index_documents(
-                    files, metadata=metadata, collection=collection, format=fmt, progress=lambda n, total: bar.update(1),
-                )
-            finally:
-                bar.close()
+            done = handle(ctx, user).documents.index_documents(files, metadata=metadata, collection=collection, format=fmt)
         counts = {s: sum(1 for d in done if d.status == s) for s in ("indexed", "replaced", "unchanged")}
         for d in done:
             if d.status != "unchanged":
@@ -154,24 +145,15 @@ def register(main: click.Group, open_memory: Callable[..., Any]) -> None:
     @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip files matching (repeatable), e.g. 'tests/*'.")
     @click.option("--name", default=None, help="Repository name (default: the directory's name).")
     @click.option("--user", default=None)
+    @click.option("--quiet", is_flag=True, help="No progress bars.")
     @click.pass_context
-    def repo_index(ctx: click.Context, path: str, include: tuple[str, ...], exclude: tuple[str, ...], name: str | None, user: str | None) -> None:
-        """Index the tracked files of a git working tree; only changed files are re-embedded."""
-        with open_memory(ctx, create=True) as mem:
+    def repo_index(ctx: click.Context, path: str, include: tuple[str, ...], exclude: tuple[str, ...], name: str | None, user: str | None,
+                   quiet: bool) -> None:
+        """Index the tracked files of a git working tree; only changed files are re-embedded. Progress
+        bars (files, chunks, embeddings) go to stderr."""
+        with open_memory(ctx, create=True) as mem, progress_bars(not quiet):
             ctx.obj["_docs_mem"] = mem
-            state: dict[str, Any] = {}
-
-            def progress(rel: str, n: int, total: int) -> None:
-                if "bar" not in state:
-                    state["bar"] = _bar(total, "file", "files")
-                state["bar"].update(1)
-
-            try:
-                r = handle(ctx, user).documents.index_repo(path, include=list(include) or None, exclude=list(exclude) or None,
-                                                           name=name, progress=progress)
-            finally:
-                if "bar" in state:
-                    state["bar"].close()
+            r = handle(ctx, user).documents.index_repo(path, include=list(include) or None, exclude=list(exclude) or None, name=name)
         s = r.skipped
         click.echo(f"{r.repo} ({r.root}): {r.files} files, {r.indexed} indexed, {r.unchanged} unchanged, {r.removed} removed, "
                    f"{r.chunks} chunks in {r.seconds:.1f}s; skipped {s['binary']} binary, {s['too_large']} too large, "

@@ -104,7 +104,7 @@ def doctor(ctx: click.Context, repair: bool, as_json: bool) -> None:
         click.echo(json.dumps(report, ensure_ascii=False, indent=2))
     else:
         click.echo(f"tenant {report['tenant']}: interrupted deletes {report['outbox']}")
-        for kind in ("messages", "topic_summaries", "items", "agents", "topics"):
+        for kind in ("messages", "topic_summaries", "items", "agents", "documents", "topics"):
             click.echo(f"  {kind}: " + ", ".join(f"{k} {v}" for k, v in report[kind].items()))
         state = "in line" if report["ok"] else "DRIFT (run: layered-memory doctor --repair)"
         click.echo(("repaired; now " if report.get("repaired") else "") + state)

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInputError
 from ..index.filters import Condition, Eq
 from ..models import SearchResult, check_json, iso, utcnow
+from ..progress import report
 from .chunk import Chunk, chunk_sections
 from .parse import Loaded, load, parse
 from .results import check_k, check_query, check_route, citation, result
@@ -116,7 +117,8 @@ class Documents:
     ) -> list[IndexedDocument]:
         """Index many documents. Every source is read and checked before the first write (one bad file
         fails the call and nothing is written); then each document is written on its own (atomic per
-        document). ``progress(done, total)`` is called after each."""
+        document). ``progress(done, total)`` is called after each; ``layered_memory.progress`` listeners
+        get the stages "files", "chunks" and "embeddings" (cumulative)."""
         if isinstance(sources, (str, bytes, os.PathLike)) or not isinstance(sources, Iterable):
             raise InvalidInputError("sources", sources, "must be a list of paths, bytes or texts", "use index_document for one")
         prepared = [self._prepare(s, metadata, collection, None, format) for s in sources]
@@ -125,6 +127,7 @@ class Documents:
     def _index(self, prepared: list[tuple[Loaded, dict[str, Any], str]], progress: Callable[[int, int], None] | None = None) -> list[IndexedDocument]:
         out: list[IndexedDocument] = []
         store = self.store
+        chunked = embedded = 0
         for n, (doc, meta, coll) in enumerate(prepared, start=1):
             version = hashlib.sha256(json.dumps(
                 [doc.content_hash, doc.format, meta, coll, CHUNKER_VERSION, self.settings.chunk_chars], sort_keys=True,
@@ -141,8 +144,13 @@ class Documents:
                 new = [NewChunk(self._payload(doc, parsed.title, coll, meta, c), c.indexed_text(parsed.title)) for c in chunks]
                 record = {"source": doc.source, "title": parsed.title, "format": doc.format, "collection": coll, "version": version,
                           "metadata": meta, "path": doc.path, "indexed_at": iso(utcnow())}
+                chunked += len(new)
+                report("chunks", chunked)
                 done = store.replace(skey, record, DOC_KIND, new, old=old)
+                embedded += done.embedded
+                report("embeddings", embedded)
                 out.append(IndexedDocument(doc.source, coll, parsed.title, doc.format, "replaced" if old else "indexed", done.added, done.removed, version))
+            report("files", n, len(prepared))
             if progress is not None:
                 progress(n, len(prepared))
         return out

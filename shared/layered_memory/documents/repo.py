@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInputError
 from ..index.filters import Condition, Eq
 from ..models import SearchResult, iso, utcnow
+from ..progress import report as report_progress
 from .results import check_k, check_query, check_route, result
 from .chunk import Chunk, chunk_sections
 from .code import chunk_code, language_of, parser_name
@@ -145,9 +146,11 @@ def index_repo(
     stored = {d["path"]: (k, d) for k, d in store.scan(SOURCES, prefix) if "path" in d}
     seen: set[str] = set()
     total = len(files)
+    chunked = embedded = 0
     for n, (rel, blob) in enumerate(sorted(files.items()), start=1):
         if progress is not None:
             progress(rel, n, total)
+        report_progress("files", n, total)
         full = os.path.join(root, rel)
         if Path(rel).suffix.lower() in _BINARY_SUFFIXES:
             report.skipped["binary"] += 1
@@ -188,7 +191,11 @@ def index_repo(
         skey = store.key("r", repo, rel)
         new = [NewChunk(_payload(repo, rel, language, blob, c), c.indexed_text(rel)) for c in chunks]
         record = {"repo": repo, "path": rel, "blob": blob, "language": language, "version": f"{blob[:12]}{REPO_VERSION}"}
+        chunked += len(new)
+        report_progress("chunks", chunked)
         done = store.replace(skey, record, CODE_KIND, new, old=old)
+        embedded += done.embedded
+        report_progress("embeddings", embedded)
         seen.add(rel)
         report.indexed += 1
         report.chunks += done.added

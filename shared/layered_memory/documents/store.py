@@ -73,6 +73,7 @@ class NewChunk:
 class Replaced:
     added: int = 0
     removed: int = 0
+    embedded: int = 0  # chunks the embedder ran on (0 without a vector index or an embedder)
     seconds: dict[str, float] = field(default_factory=dict)
 
 
@@ -142,6 +143,8 @@ class SourceStore:
         self._ensure()
         points = self.coll.points(entries) if core.index is not None else []  # embeds: fails before any write
         out = Replaced(seconds={"embed": round(time.perf_counter() - t0, 4)})
+        if core.index is not None and core.embedder is not None:
+            out.embedded = sum(1 for c in chunks if c.dense is None)
         t0 = time.perf_counter()
         with core.write_lock:
             intent = put_intent(self.records, self.tenant, "doc", skey=skey, owner=self.owner)

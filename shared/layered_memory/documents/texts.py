@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInputError
@@ -117,13 +117,18 @@ class Texts:
             keys = [self._key(self._check_id(t)) for t in ids]
         return self.store.remove(keys)
 
+    def items(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """``(id, metadata)`` of every text of the collection in this handle's own space (a scan of its
+        records: for filters the index cannot run, evaluated by the caller)."""
+        for _, d in self.store.scan(SOURCES, self.store.prefix("d", self.collection)):
+            yield d["source"], dict(d.get("metadata") or {})
+
     def delete_where(self, where: Mapping[str, Any]) -> int:
         """Delete the texts whose metadata match ``where`` (key -> value or list of values)."""
         _where(where)
         want = {k: (list(v) if isinstance(v, (list, tuple)) else [v]) for k, v in where.items()}
-        keys = [k for k, d in self.store.scan(SOURCES, self.store.prefix("d", self.collection))
-                if all((d.get("metadata") or {}).get(mk) in vals for mk, vals in want.items())]
-        return self.store.remove(keys)
+        ids = [tid for tid, meta in self.items() if all(meta.get(mk) in vals for mk, vals in want.items())]
+        return self.delete(ids)
 
     def search(
         self, query: str, *, k: int = 4, where: Mapping[str, Any] | None = None, route: str = "hybrid", ids: Sequence[str] | None = None,
