@@ -60,7 +60,7 @@ LIST_TASKS_DESCRIPTION = (
 
 
 # -- argument schemas (pydantic v2; usable as LangChain args_schema and LlamaIndex fn_schema) -----
-class _ToolArgs(BaseModel):
+class ToolArgs(BaseModel):
     """Base of the tool schemas: a missing required argument validates as ``None`` (the schema
     still lists it as required), so the tool function answers it with its error text."""
 
@@ -82,42 +82,42 @@ class QdrantSearchFilters(BaseModel):
     timestamp_to: str | None = Field(default=None, description="Messages up to this time, ISO 8601")
 
 
-# Fields the model sees with these JSON types but that accept any value: the tool function checks
+# Fields the model sees with these JSON types (the document tools use them too) but that accept any value: the tool function checks
 # it and answers a bad one with its error text (a framework validating the schema must not raise).
-_NULL = {"type": "null"}
-_AnyString = Annotated[Any, WithJsonSchema({"type": "string"})]
-_AnyOptionalString = Annotated[Any, WithJsonSchema({"anyOf": [{"type": "string"}, _NULL]})]
-_AnyInteger = Annotated[Any, WithJsonSchema({"type": "integer"})]
-_AnyObject = Annotated[Any, WithJsonSchema({"anyOf": [{"type": "object"}, _NULL]})]
-_AnyQueries = Annotated[Any, WithJsonSchema({"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}, _NULL]})]
-_AnyRoute = Annotated[Any, WithJsonSchema({"type": "string", "enum": list(ROUTES)})]
-_AnyStatus = Annotated[Any, WithJsonSchema({"anyOf": [{"type": "string", "enum": list(TASK_STATUSES)}, _NULL]})]
-_AnyFilters = Annotated[Any, WithJsonSchema({"anyOf": [
-    {k: v for k, v in QdrantSearchFilters.model_json_schema().items() if k not in ("title", "description")}, _NULL,
+NULL_SCHEMA = {"type": "null"}
+AnyString = Annotated[Any, WithJsonSchema({"type": "string"})]
+AnyOptionalString = Annotated[Any, WithJsonSchema({"anyOf": [{"type": "string"}, NULL_SCHEMA]})]
+AnyInteger = Annotated[Any, WithJsonSchema({"type": "integer"})]
+AnyObject = Annotated[Any, WithJsonSchema({"anyOf": [{"type": "object"}, NULL_SCHEMA]})]
+AnyQueries = Annotated[Any, WithJsonSchema({"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}, NULL_SCHEMA]})]
+AnyRoute = Annotated[Any, WithJsonSchema({"type": "string", "enum": list(ROUTES)})]
+AnyStatus = Annotated[Any, WithJsonSchema({"anyOf": [{"type": "string", "enum": list(TASK_STATUSES)}, NULL_SCHEMA]})]
+AnyFilters = Annotated[Any, WithJsonSchema({"anyOf": [
+    {k: v for k, v in QdrantSearchFilters.model_json_schema().items() if k not in ("title", "description")}, NULL_SCHEMA,
 ]})]
 
 
-class QdrantSearchMemoryArgs(_ToolArgs):
-    query_text: _AnyString = Field(description="What you are looking for, in natural language")
-    limit: _AnyInteger = Field(
+class QdrantSearchMemoryArgs(ToolArgs):
+    query_text: AnyString = Field(description="What you are looking for, in natural language")
+    limit: AnyInteger = Field(
         default=QDRANT_SEARCH_DEFAULT_LIMIT, description="Maximum number of results (default 5, at most 20; a larger value gives 20)"
     )
-    filters: _AnyFilters = Field(default=None, description="Optional filters to narrow the search")
+    filters: AnyFilters = Field(default=None, description="Optional filters to narrow the search")
 
 
-class SearchArgs(_ToolArgs):
-    queries: _AnyQueries = Field(default=None, description="One search query or a list of them")
-    filters: _AnyObject = Field(default=None, description="Metadata filters, e.g. {\"role\": \"user\", \"timestamp_from\": \"2024-01-01T00:00:00Z\"}")
-    k: _AnyInteger = Field(default=SEARCH_DEFAULT_K, description="Number of results (1-100)")
-    route: _AnyRoute = Field(default="hybrid", description=" | ".join(ROUTES))
-    query: _AnyOptionalString = Field(default=None, description="A single query (alternative to queries)")
+class SearchArgs(ToolArgs):
+    queries: AnyQueries = Field(default=None, description="One search query or a list of them")
+    filters: AnyObject = Field(default=None, description="Metadata filters, e.g. {\"role\": \"user\", \"timestamp_from\": \"2024-01-01T00:00:00Z\"}")
+    k: AnyInteger = Field(default=SEARCH_DEFAULT_K, description="Number of results (1-100)")
+    route: AnyRoute = Field(default="hybrid", description=" | ".join(ROUTES))
+    query: AnyOptionalString = Field(default=None, description="A single query (alternative to queries)")
 
 
-class TopicSearchArgs(_ToolArgs):
-    query: _AnyString = Field(description="The subject to look for")
-    chat_id: _AnyOptionalString = Field(default=None, description="Only topics of this chat")
-    k: _AnyInteger = Field(default=TOPIC_SEARCH_DEFAULT_K, description="Number of topics")
+class TopicSearchArgs(ToolArgs):
+    query: AnyString = Field(description="The subject to look for")
+    chat_id: AnyOptionalString = Field(default=None, description="Only topics of this chat")
+    k: AnyInteger = Field(default=TOPIC_SEARCH_DEFAULT_K, description="Number of topics")
 
 
-class ListTasksArgs(_ToolArgs):
-    status: _AnyStatus = Field(default=None, description=" | ".join(TASK_STATUSES) + "; omit for all")
+class ListTasksArgs(ToolArgs):
+    status: AnyStatus = Field(default=None, description=" | ".join(TASK_STATUSES) + "; omit for all")

@@ -25,10 +25,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BaseModel, Field, WithJsonSchema, model_validator
+from pydantic import Field, WithJsonSchema
 
 from ..errors import LayeredMemoryError
 from ..models import SearchResult
+from ..tool_schemas import NULL_SCHEMA, AnyInteger, AnyObject, AnyOptionalString, AnyString, ToolArgs
 from .parse import looks_like_path
 
 if TYPE_CHECKING:
@@ -73,51 +74,34 @@ INDEX_REPO_DESCRIPTION = (
 )
 MAX_TOOL_K = 20
 
-_NULL = {"type": "null"}
-_AnyString = Annotated[Any, WithJsonSchema({"type": "string"})]
-_AnyOptionalString = Annotated[Any, WithJsonSchema({"anyOf": [{"type": "string"}, _NULL]})]
-_AnyInteger = Annotated[Any, WithJsonSchema({"type": "integer"})]
-_AnyObject = Annotated[Any, WithJsonSchema({"anyOf": [{"type": "object"}, _NULL]})]
-_AnyPatterns = Annotated[Any, WithJsonSchema({"anyOf": [{"type": "array", "items": {"type": "string"}}, _NULL]})]
+AnyPatterns = Annotated[Any, WithJsonSchema({"anyOf": [{"type": "array", "items": {"type": "string"}}, NULL_SCHEMA]})]
 
 
-class _Args(BaseModel):
-    """A missing required argument validates as ``None`` so the function answers it with its error text."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _missing_is_none(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            missing = [n for n, f in cls.model_fields.items() if f.is_required() and n not in data]
-            return {**data, **dict.fromkeys(missing)} if missing else data
-        return data
+class VectorRagArgs(ToolArgs):
+    query: AnyString = Field(description="What you are looking for, in natural language or keywords")
+    k: AnyInteger = Field(default=5, description="Number of passages (1-20, default 5)")
+    filters: AnyObject = Field(default=None, description="Optional: collection, source, title, format, metadata")
 
 
-class VectorRagArgs(_Args):
-    query: _AnyString = Field(description="What you are looking for, in natural language or keywords")
-    k: _AnyInteger = Field(default=5, description="Number of passages (1-20, default 5)")
-    filters: _AnyObject = Field(default=None, description="Optional: collection, source, title, format, metadata")
+class SearchReposArgs(ToolArgs):
+    query: AnyString = Field(description="What the code does, or identifiers to find")
+    repo: AnyOptionalString = Field(default=None, description="Only this repository (its name)")
+    path: AnyOptionalString = Field(default=None, description="Only this file or directory, e.g. src/api")
+    language: AnyOptionalString = Field(default=None, description="Only this language, e.g. python")
+    k: AnyInteger = Field(default=10, description="Number of results (1-20, default 10)")
 
 
-class SearchReposArgs(_Args):
-    query: _AnyString = Field(description="What the code does, or identifiers to find")
-    repo: _AnyOptionalString = Field(default=None, description="Only this repository (its name)")
-    path: _AnyOptionalString = Field(default=None, description="Only this file or directory, e.g. src/api")
-    language: _AnyOptionalString = Field(default=None, description="Only this language, e.g. python")
-    k: _AnyInteger = Field(default=10, description="Number of results (1-20, default 10)")
+class IndexDocumentArgs(ToolArgs):
+    source: AnyString = Field(description="A file path, or the document's text")
+    name: AnyOptionalString = Field(default=None, description="The document's name when source is text, e.g. notes.md")
+    collection: AnyOptionalString = Field(default=None, description="A collection name (default docs)")
+    metadata: AnyObject = Field(default=None, description="Optional key -> value pairs kept with the document")
 
 
-class IndexDocumentArgs(_Args):
-    source: _AnyString = Field(description="A file path, or the document's text")
-    name: _AnyOptionalString = Field(default=None, description="The document's name when source is text, e.g. notes.md")
-    collection: _AnyOptionalString = Field(default=None, description="A collection name (default docs)")
-    metadata: _AnyObject = Field(default=None, description="Optional key -> value pairs kept with the document")
-
-
-class IndexRepoArgs(_Args):
-    path: _AnyString = Field(description="The local git repository's directory")
-    include: _AnyPatterns = Field(default=None, description="Only files matching these glob patterns")
-    exclude: _AnyPatterns = Field(default=None, description="Skip files matching these glob patterns")
+class IndexRepoArgs(ToolArgs):
+    path: AnyString = Field(description="The local git repository's directory")
+    include: AnyPatterns = Field(default=None, description="Only files matching these glob patterns")
+    exclude: AnyPatterns = Field(default=None, description="Skip files matching these glob patterns")
 
 
 def _k(value: Any, default: int) -> int | str:
