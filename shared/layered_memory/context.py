@@ -13,7 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .models import ContextMessage, Message
+from .errors import InvalidInputError
+from .models import ContextMessage, Message, check_id
 
 PER_MESSAGE_TOKENS = 4  # role and separators, as chat APIs count them
 
@@ -168,3 +169,19 @@ def assemble_context(
 def context_tokens(messages: Sequence[ContextMessage], count: Callable[[str], int]) -> int:
     """Tokens the assembled context costs, as ``assemble_context`` counts them."""
     return sum(count(m.content) + PER_MESSAGE_TOKENS for m in messages)
+
+
+def check_context_args(session_id: Any, query: Any, include_vector: Any, max_tokens: Any, task_id: Any) -> tuple[str, str | None, int | None, str | None]:
+    """The checked arguments of ``get_context_for_user`` (all before any read).
+
+    Raises:
+        InvalidInputError: naming the argument, the rule and the fix.
+    """
+    session_id = check_id("session_id", session_id)
+    if query is not None and not isinstance(query, str):
+        raise InvalidInputError("query", query, "must be a string or None", "pass the user's latest message text")
+    if not isinstance(include_vector, bool):
+        raise InvalidInputError("include_vector", include_vector, "must be True or False", "pass a bool")
+    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1):
+        raise InvalidInputError("max_tokens", max_tokens, "must be an int >= 1 or None", "pass e.g. max_tokens=2000")
+    return session_id, query, max_tokens, check_id("task_id", task_id, optional=True)  # type: ignore[return-value]

@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Any
 from ._async import async_twins
 from ._native import run_engine
 from .config import LayeredMemorySettings
-from .context import MemoryLine, assemble_context, message_key, session_window
+from .context import MemoryLine, assemble_context, check_context_args, message_key, session_window
 from .errors import InvalidInputError
 from .index import Scope, check_user_id
 from .indexing import OUTBOX, drop_intent, put_intent
 from .models import ContextMessage, Message, MessageRef, SearchResult, check_id, check_refs
 from .providers.base import ChatModel, Embedder
-from .retrieval.plan import SearchPlan, plan_search
+from .retrieval.plan import SearchPlan, aligned_vectors, plan_search
 from .opening import check_tenants, embedded_stores, server_stores, settings_stores
 from .runtime import Runtime, build_runtime
 from .stores.base import RecordStore, VectorIndex
@@ -419,7 +419,7 @@ class LayeredMemory:
         ``include_vector``; they never repeat the window. The whole fits ``max_tokens``.
         """
         user_id = self._user(user_id)
-        session_id, query, max_tokens, task_id = _context_args(session_id, query, include_vector, max_tokens, task_id)
+        session_id, query, max_tokens, task_id = check_context_args(session_id, query, include_vector, max_tokens, task_id)
         core = self._core
         from .documents.context import document_lines, wants_documents
 
@@ -453,7 +453,7 @@ class LayeredMemory:
         memory: list[MemoryLine] = []
         if cfg.relevant_memory_k:
             plan = self.plan_search(texts, filters={"user_id": user_id, "session_key": session_id}, k=cfg.relevant_memory_k)
-            res = core.searcher.execute(plan, self.tenant_id, exclude_ids=window_ids, query_vectors=_aligned(plan, texts, vectors))
+            res = core.searcher.execute(plan, self.tenant_id, exclude_ids=window_ids, query_vectors=aligned_vectors(plan, texts, vectors))
             memory = [MemoryLine(f"[{(h.meta.get('date') or '')[:16]} {h.meta.get('role')}] {h.text}", message_key(h)) for h in res.hits]
         memory.extend(core.topics.memory_lines(self.tenant_id, user_id, texts[0], vectors[0]))  # mid tier
         memory.extend(core.knowledge.memory_lines(self.scope, user_id, texts[0], vectors[0]))  # long tier
@@ -461,7 +461,7 @@ class LayeredMemory:
         others = [s for s in self.list_sessions(user_id) if s != session_id] if cfg.conversation_memory_k else []
         if others:
             plan = self.plan_search(texts, filters={"user_id": user_id, "session_key": others}, k=cfg.conversation_memory_k)
-            res = core.searcher.execute(plan, self.tenant_id, exclude_ids=window_ids, query_vectors=_aligned(plan, texts, vectors))
+            res = core.searcher.execute(plan, self.tenant_id, exclude_ids=window_ids, query_vectors=aligned_vectors(plan, texts, vectors))
             conversation = [
                 MemoryLine(f"[{(h.meta.get('date') or '')[:16]} {h.meta.get('session_key')}] {h.meta.get('role')}: {h.text}", message_key(h))
                 for h in res.hits
@@ -569,22 +569,6 @@ class LayeredMemory:
         await self.aclose()
 
 
-def _context_args(session_id: Any, query: Any, include_vector: Any, max_tokens: Any, task_id: Any) -> tuple[str, str | None, int | None, str | None]:
-    """The checked arguments of ``get_context_for_user`` (all before any read).
-
-    Raises:
-        InvalidInputError: naming the argument, the rule and the fix.
-    """
-    session_id = check_id("session_id", session_id)
-    if query is not None and not isinstance(query, str):
-        raise InvalidInputError("query", query, "must be a string or None", "pass the user's latest message text")
-    if not isinstance(include_vector, bool):
-        raise InvalidInputError("include_vector", include_vector, "must be True or False", "pass a bool")
-    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1):
-        raise InvalidInputError("max_tokens", max_tokens, "must be an int >= 1 or None", "pass e.g. max_tokens=2000")
-    return session_id, query, max_tokens, check_id("task_id", task_id, optional=True)  # type: ignore[return-value]
-
-
 def _refuse_foreign(msgs: Sequence[Message], stored: Mapping[Any, Message]) -> None:
     """A (chat_id, message_id) already stored for another user is a collision, not a retry: the stored
     message is never handed back (it is someone else's)."""
@@ -596,9 +580,3 @@ def _refuse_foreign(msgs: Sequence[Message], stored: Mapping[Any, Message]) -> N
                 "is already stored in this chat as another user's message (ids are unique per chat)",
                 "give this message its own id; a retry of the same message carries the same user_id",
             )
-
-
-def _aligned(plan: SearchPlan, texts: list[str], vectors: list[list[float]]) -> list[list[float]]:
-    """The vectors of the plan's (normalized, deduplicated) queries, from the raw texts' vectors."""
-    by_text = {" ".join(t.split()).casefold(): v for t, v in zip(texts, vectors)}
-    return [by_text[q.casefold()] for q in plan.queries]

@@ -169,3 +169,9 @@ def plan_search(
     qs = normalize_queries(queries, max_chars=max_query_chars)
     flt, normalized = build_filter(base, filters)
     return SearchPlan(queries=qs, k=k, route=route, filter=flt, filters=normalized)
+
+
+def aligned_vectors(plan: SearchPlan, texts: list[str], vectors: list[list[float]]) -> list[list[float]]:
+    """The vectors of the plan's (normalized, deduplicated) queries, from the raw texts' vectors."""
+    by_text = {" ".join(t.split()).casefold(): v for t, v in zip(texts, vectors)}
+    return [by_text[q.casefold()] for q in plan.queries]
