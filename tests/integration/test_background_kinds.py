@@ -20,6 +20,7 @@ import pytest
 from layered_memory import LayeredMemory, LayeredMemorySettings
 from layered_memory.index.points import point_id
 from layered_memory.testing import HashEmbedder
+from server_stores import SERVER_KINDS, server_records
 
 ROOT = Path(__file__).resolve().parents[2]
 GUARD = 120.0  # seconds: only against a hang, never a measured bound
@@ -93,9 +94,7 @@ def _prepare(mem: LayeredMemory) -> None:
     assert mem.flush(GUARD)
 
 
-def test_each_kind_returns_with_its_bm25_point_and_the_writer_adds_the_vector(tmp_path: Path) -> None:
-    emb = ArmedEmbedder()
-    mem = LayeredMemory.embedded(tmp_path, embedder=emb, settings=_settings())
+def _lag_scenario(mem: LayeredMemory, emb: ArmedEmbedder) -> None:
     try:
         _prepare(mem)
         emb.armed.set()
@@ -127,6 +126,20 @@ def test_each_kind_returns_with_its_bm25_point_and_the_writer_adds_the_vector(tm
     finally:
         emb.gate.set()
         mem.close()
+
+
+def test_each_kind_returns_with_its_bm25_point_and_the_writer_adds_the_vector(tmp_path: Path) -> None:
+    emb = ArmedEmbedder()
+    _lag_scenario(LayeredMemory.embedded(tmp_path, embedder=emb, settings=_settings()), emb)
+
+
+@pytest.mark.parametrize("kind", SERVER_KINDS)
+def test_each_kind_on_the_server_record_stores(request: pytest.FixtureRequest, tmp_path: Path, kind: str) -> None:
+    from layered_memory.stores.qdrant_edge import QdrantEdgeVectorIndex
+
+    emb = ArmedEmbedder()
+    records = server_records(request, kind)
+    _lag_scenario(LayeredMemory.from_stores(records, QdrantEdgeVectorIndex(tmp_path), embedder=emb, settings=_settings()), emb)
 
 
 def test_sync_mode_writes_every_kind_inline(tmp_path: Path) -> None:
