@@ -295,7 +295,8 @@ class Items:
         with core.write_lock:
             intent = put_intent(records, self.tenant, "item", dkey=dkey, namespace=list(ns), owner=self.owner)  # see repair
             # background mode: the writer's pending marker, before the record (a crash after it loses nothing)
-            marks = mark(records, self.tenant, OUTBOX_KIND, [[self._docs, dkey]]) if core.deferred and core.index is not None else []
+            deferred = core.deferred and core.index is not None and fields is not False
+            marks = mark(records, self.tenant, OUTBOX_KIND, [[self._docs, dkey]]) if deferred else []
             old = records.get_docs(self.tenant, self._docs, [dkey])[0]
             now = iso(utcnow())
             doc = {
