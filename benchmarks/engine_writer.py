@@ -9,7 +9,9 @@ in minutes on 2 shared cores (it embeds ~10-20 texts/s here):
   * 8 writer threads: adds/s until every add returned, and until everything is indexed;
   * a burst (one add_messages per 100): index lag P50/P95;
   * bulk ingest: msg/s of add_messages + flush against the embedder's own embed_documents on the
-    same texts (the ratio is the figure).
+    same texts (the ratio is the figure);
+  * the other kinds the writer owns (agent interactions, items) at the same steady rate: add P50/P95 and
+    index lag P50/P95, background against sync.
 HashEmbedder (deterministic, dim 384, cheap) for the scale rows, where 100k real embeddings would take
 hours here: context P95 and agent search P95 in one scope of ``--scale`` records, before and after the
 HNSW index the writer builds by itself (no manual optimize()).
@@ -154,6 +156,32 @@ def burst(backend: str, emb, n: int, url: str | None, label: str) -> list[object
             f"stored {n / stored:.0f}/s, indexed {n / total:.1f}/s"]
 
 
+def kinds_steady(emb, rate: float, n: int, index_mode: str) -> list[list[object]]:
+    """Single agent interactions and single item puts at ``rate``/s (a fresh engine per kind, so the
+    writer's lag samples are that kind's): add P50/P95, and the lag from the call to the full point."""
+    rows = []
+    for kind in ("agent interaction", "item put"):
+        rng = random.Random(5)
+        with tempfile.TemporaryDirectory() as tmp:
+            mem = LayeredMemory.embedded(tmp, embedder=emb, settings=mode(index_mode))
+            agent = mem.agents.create("u1", "coder")
+            call = (lambda i: agent.add_interaction(sentence(rng))) if kind == "agent interaction" else (
+                lambda i: mem.items.put(("notes", "u1"), f"k{i}", {"text": sentence(rng)}))
+            adds = []
+            for i in range(n):
+                time.sleep(1 / rate)
+                t0 = time.perf_counter()
+                call(i)
+                adds.append((time.perf_counter() - t0) * 1000)
+            mem.flush()
+            st = mem.status()
+            mem.close()
+        lag50 = st.get("lag_p50_seconds") if index_mode == "background" else pct(adds, 50) / 1000
+        lag95 = st.get("lag_p95_seconds") if index_mode == "background" else pct(adds, 95) / 1000
+        rows.append(["embedded", index_mode, f"single {kind}s at {rate:g}/s", n, pct(adds, 50), pct(adds, 95), lag50, lag95, "-"])
+    return rows
+
+
 def ingest_ratio(emb, n: int) -> list[list[object]]:
     """add_messages of n + flush against embed_documents of the same indexed texts."""
     rng = random.Random(3)
@@ -197,6 +225,7 @@ def scale(n: int, samples: int) -> list[list[object]]:
         agent = mem.agents.create("u1", "coder")
         for s in range(0, n, 1000):
             agent.add_interactions([{"text": sentence(rng), "interaction_type": "task_execution"} for _ in range(min(1000, n - s))])
+        mem.flush()  # the interactions' dense vectors come from the writer too
 
         def measure(label: str, build: str) -> None:
             ctx, srch = [], []
@@ -227,6 +256,15 @@ def scale(n: int, samples: int) -> list[list[object]]:
 
 
 def run(args: argparse.Namespace) -> None:
+    if args.only_kinds:
+        from layered_memory.providers.local import default_embedder
+
+        real = default_embedder()
+        real.embed_documents(["warm up"])
+        rows = [r for m in ("background", "sync") for r in kinds_steady(real, args.rate, args.kinds, m)]
+        print(f"\nembedder {real.name} (loaded, included); baseline = index_mode='sync' (today's inline path)")
+        print(table(["backend", "index_mode", "load", "calls", "add P50 ms", "add P95 ms", "lag P50 s", "lag P95 s", "throughput"], rows))
+        return
     if args.only_scale:
         print(f"scale rows: HashEmbedder(dim=384) (real embeddings of {args.scale:,} texts would take hours here)")
         print(table(["query", "index", "build", "P50 ms", "P95 ms"], scale(args.scale, args.samples)))
@@ -253,6 +291,9 @@ def run(args: argparse.Namespace) -> None:
         rows.append(burst("embedded", real, args.burst, url, "default embedder"))
         rows.append(burst("embedded", HashEmbedder(dim=384), args.hash_burst, url, "HashEmbedder"))
         print("done burst", file=sys.stderr, flush=True)
+        for index_mode in ("background", "sync"):
+            rows.extend(kinds_steady(real, args.rate, args.kinds, index_mode))
+        print("done kinds", file=sys.stderr, flush=True)
     print(f"\nembedder {real.name} (loaded, included); baseline = index_mode='sync' (today's inline path)")
     print(table(["backend", "index_mode", "load", "msgs", "add P50 ms", "add P95 ms", "lag P50 s", "lag P95 s", "throughput"], rows))
     print("lag: from the add to the message's full point (dense + BM25); sync: the add itself")
@@ -278,6 +319,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--scale", type=int, default=20_000, help="records per scope for the HNSW rows (0: skip)")
     ap.add_argument("--samples", type=int, default=100)
     ap.add_argument("--only-scale", action="store_true", help="only the HNSW scale rows")
+    ap.add_argument("--kinds", type=int, default=100, help="single agent interactions / item puts at --rate")
+    ap.add_argument("--only-kinds", action="store_true", help="only the agent interaction / item rows")
 
 
 if __name__ == "__main__":

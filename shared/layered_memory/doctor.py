@@ -6,8 +6,12 @@
 Per tenant and kind of point (messages, topic summaries, items, agent interactions, document and
 repository chunks: ``documents.health``, which also counts documents, repository files, collections
 and repositories, and ``stale`` chunks of an interrupted write) the report counts
-records, points, ``pending`` (messages stored, not yet indexed), ``missing`` (records without their
-point) and ``orphans`` (points whose record is gone: deleted text that search would still return).
+records, points, ``pending`` (records in the index writer's outbox: written, their point not complete
+yet; the normal index lag, not drift), ``missing`` (records without their point and without a pending
+marker: drift) and ``orphans`` (points whose record is gone with nothing pending: deleted text that
+search would still return). ``pending`` in the report's top level sums the writer's pending records
+of messages, topic summaries, items and agents (a document's ``pending`` is an interrupted write: the
+``outbox``).
 For the topic tier it counts ``unthreaded`` messages (stored, neither threaded nor queued) and topics
 whose ``message_count`` differs from their membership rows; ``outbox`` counts delete intents not yet
 drained. Every repair is idempotent: run it twice, the second run finds nothing.
@@ -28,6 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .index.points import message_point_id, point_id, scope_filter
+from .index.outbox import pending_refs
 from .indexing import OUTBOX, drop_intent, scroll_all
 from .index import Scope
 from .models import Message, MessageRef
@@ -41,6 +46,7 @@ logger = logging.getLogger(__name__)
 
 PAGE = 1000
 KINDS = ("messages", "topic_summaries", "items", "agents", "documents")
+WRITER_KINDS = ("messages", "topic_summaries", "items", "agents")  # embedded by the background index writer
 
 
 @dataclass(frozen=True)
@@ -145,7 +151,7 @@ def _check_messages(tn: Tenant, repair: bool) -> dict[str, int]:
 # -- topic summaries ----------------------------------------------------------------------------------
 def _check_summaries(tn: Tenant, repair: bool) -> dict[str, int]:
     from .topics.store import TOPICS, TopicStore
-    from .topics.summaries import KIND
+    from .topics.summaries import KIND, OUTBOX_KIND
 
     core, tenant = tn.core, tn.tenant_id
     topics = {d["topic_id"]: d for _, d in _docs(tn, TOPICS) if d.get("summary_version")}
@@ -155,8 +161,9 @@ def _check_summaries(tn: Tenant, repair: bool) -> dict[str, int]:
     actual: set[str] = set()
     for hits in scroll_all(core.index, core.indexer.collection, scope_filter(tenant, KIND)):
         actual.update(h.id for h in hits)
-    orphans = sorted(actual - set(expected))
-    missing = [t for p, t in expected.items() if p not in actual]
+    pending = {point_id(tenant, KIND, str(t)) for t in pending_refs(core.records, tenant, OUTBOX_KIND)}
+    orphans = sorted(actual - set(expected) - pending)
+    missing = [t for p, t in expected.items() if p not in actual and p not in pending]
     if repair and (orphans or missing):
         with core.write_lock:
             if orphans:
@@ -164,7 +171,7 @@ def _check_summaries(tn: Tenant, repair: bool) -> dict[str, int]:
             if missing:
                 latest = TopicStore(core.records, tenant).latest_summaries([topics[t] for t in missing])
                 core.topics.summarizer(tenant).index_summaries(list(latest.values()))
-    return _report(len(expected), len(actual), len(missing), len(orphans))
+    return _report(len(expected), len(actual), len(missing), len(orphans), pending=len(pending))
 
 
 def reindex_summaries(tn: Tenant) -> int:
@@ -188,7 +195,7 @@ def reindex_summaries(tn: Tenant) -> int:
 
 # -- items ----------------------------------------------------------------------------------------------
 def _check_items(tn: Tenant, repair: bool) -> dict[str, int]:
-    from .items import ITEM_NS, ITEMS, KIND, USER_ITEMS, Items, ns_key
+    from .items import ITEM_NS, ITEMS, KIND, OUTBOX_KIND, USER_ITEMS, Items, ns_key
 
     core, tenant = tn.core, tn.tenant_id
     shared = dict(_docs(tn, ITEMS))
@@ -212,8 +219,9 @@ def _check_items(tn: Tenant, repair: bool) -> dict[str, int]:
             stale.update(
                 h.id for h in hits if h.id in expected and h.payload.get("timestamp") != docs[expected[h.id]]["updated_at"]
             )
-    orphans = sorted(actual - set(expected))
-    missing = [k for p, k in expected.items() if p not in actual or p in stale]
+    pending = {point_id(tenant, KIND, r[1]) for r in pending_refs(core.records, tenant, OUTBOX_KIND)}
+    orphans = sorted(actual - set(expected) - pending)
+    missing = [k for p, k in expected.items() if (p not in actual or p in stale) and p not in pending]
     if repair and items is not None and (orphans or missing or bad_ns):
         with core.write_lock:
             if orphans:
@@ -222,7 +230,7 @@ def _check_items(tn: Tenant, repair: bool) -> dict[str, int]:
                 items._index([(k, docs[k]) for k in missing[start : start + 256]])
             for k in bad_ns:
                 items.recount(spaces[k])
-    return _report(len(docs), len(actual), len(missing), len(orphans), namespace_counters=len(bad_ns))
+    return _report(len(docs), len(actual), len(missing), len(orphans), pending=len(pending), namespace_counters=len(bad_ns))
 
 
 # -- agents ---------------------------------------------------------------------------------------------
@@ -235,7 +243,7 @@ def _agent_parts(tn: Tenant) -> Iterator[tuple[Any, Any, Any]]:
         yield store, AgentScope.of(tn.tenant_id, info.user_id, info.agent_name), info
 
 
-def _check_agent(store: Any, scope: Any, info: Any, repair: bool) -> tuple[int, int, int, int]:
+def _check_agent(store: Any, scope: Any, info: Any, repair: bool, pending_keys: set[str]) -> tuple[int, int, int, int, int]:
     from .agents.models import Interaction
     from .agents.store import scope_filter as agent_filter
 
@@ -246,8 +254,9 @@ def _check_agent(store: Any, scope: Any, info: Any, repair: bool) -> tuple[int, 
     actual: set[str] = set()
     for hits in scroll_all(store.index, info.collection, flt):
         actual.update(h.id for h in hits)
-    orphans = sorted(actual - set(expected))
-    missing = [k for p, k in expected.items() if p not in actual]
+    pending = {scope.point_id(k.split("|", 1)[1]) for k in pending_keys}
+    orphans = sorted(actual - set(expected) - pending)
+    missing = [k for p, k in expected.items() if p not in actual and p not in pending]
     if repair and (orphans or missing):
         with store.lock:
             if orphans:
@@ -255,21 +264,26 @@ def _check_agent(store: Any, scope: Any, info: Any, repair: bool) -> tuple[int, 
             for start in range(0, len(missing), 256):
                 items = [Interaction.from_doc(docs[k]) for k in missing[start : start + 256]]
                 store.index.upsert(info.collection, store.points(scope, items, None))
-    return len(docs), len(actual), len(missing), len(orphans)
+    return len(docs), len(actual), len(missing), len(orphans), len(pending)
 
 
 def _check_agents(tn: Tenant, repair: bool, only: set[str] | None = None) -> dict[str, int]:
+    from .agents.store import OUTBOX_KIND
+
     if tn.core.index is None:
-        return _report(0, 0, 0, 0, agents=0)
-    totals = [0, 0, 0, 0]
+        return _report(0, 0, 0, 0, pending=0, agents=0)
+    marked: dict[tuple[str, str], set[str]] = {}
+    for user, agent, key in pending_refs(tn.records, tn.tenant_id, OUTBOX_KIND):
+        marked.setdefault((user, agent), set()).add(key)
+    totals = [0, 0, 0, 0, 0]
     n = 0
     for store, scope, info in _agent_parts(tn):
         if only is not None and scope.key not in only:
             continue
         n += 1
-        for i, v in enumerate(_check_agent(store, scope, info, repair)):
+        for i, v in enumerate(_check_agent(store, scope, info, repair, marked.get((scope.user_id, scope.agent_name), set()))):
             totals[i] += v
-    return _report(*totals, agents=n)
+    return _report(*totals[:4], pending=totals[4], agents=n)
 
 
 def reindex_agents(tn: Tenant) -> int:
@@ -362,7 +376,8 @@ def reindex(tn: Tenant) -> int:
 
 # -- the whole check --------------------------------------------------------------------------------------
 def _drifted(part: dict[str, int]) -> bool:
-    return any(part.get(k, 0) for k in ("missing", "orphans", "pending", "namespace_counters", "unthreaded", "counters", "stale"))
+    """Drift: what no running part will fix. ``pending`` is the index writer's lag (its outbox has them)."""
+    return any(part.get(k, 0) for k in ("missing", "orphans", "namespace_counters", "unthreaded", "counters", "stale"))
 
 
 def check(tn: Tenant, *, repair: bool = False) -> dict[str, Any]:
@@ -380,6 +395,9 @@ def check(tn: Tenant, *, repair: bool = False) -> dict[str, Any]:
 
     report["documents"] = check_documents(tn.core, tn.tenant_id, repair)
     report["topics"] = _check_topics(tn, repair)
+    report["pending"] = sum(report[k].get("pending", 0) for k in WRITER_KINDS)  # the index lag, reported apart from drift
+    if repair and report["pending"] and tn.core.deferred:
+        tn.core.background.notify(tn.tenant_id)  # type: ignore[union-attr]  # the writer indexes them (e.g. left by a crash)
     drift = bool(outbox) or any(_drifted(report[k]) for k in (*KINDS, "topics"))
     report["ok"] = not drift
     if repair and drift:
@@ -444,7 +462,9 @@ def open_check(tn: Tenant, *, repair: bool = True) -> dict[str, Any]:
         if store.index.count(info.collection, filter=flt) != store.count_docs(scope):
             drifting.add(scope.key)
     if drifting:
-        found["agents"] = _check_agents(tn, repair, only=drifting)
+        part = _check_agents(tn, repair, only=drifting)
+        if _drifted(part):
+            found["agents"] = part
     from .documents.health import check_documents, counts_differ
 
     if counts_differ(core, tenant):

@@ -31,6 +31,7 @@ from urllib.parse import quote, unquote
 from .errors import InvalidInputError
 from .index.collection import Entry, IndexedCollection
 from .index.filters import Condition, Eq, Range
+from .index.outbox import PENDING, Target, mark, write_sparse
 from .index.points import point_id
 from .indexing import drop_intent, put_intent
 from .models import check_json, iso, parse_time, utcnow
@@ -46,6 +47,7 @@ ITEM_NS = "item_ns"
 USER_ITEMS = "user_items"  # items written through a user-bound handle: keys start with the owner
 USER_ITEM_NS = "user_item_ns"
 KIND = "item"
+OUTBOX_KIND = "items"  # the writer's source name and the markers' key prefix (see index.outbox)
 OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 _RANGE = {"$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte"}
 MAX_LIMIT = 1000
@@ -292,6 +294,9 @@ class Items:
         records, core, dkey = self._runtime.records, self._runtime, self._pfx + doc_key(ns, key)
         with core.write_lock:
             intent = put_intent(records, self.tenant, "item", dkey=dkey, namespace=list(ns), owner=self.owner)  # see repair
+            # background mode: the writer's pending marker, before the record (a crash after it loses nothing)
+            deferred = core.deferred and core.index is not None and fields is not False
+            marks = mark(records, self.tenant, OUTBOX_KIND, [[self._docs, dkey]]) if deferred else []
             old = records.get_docs(self.tenant, self._docs, [dkey])[0]
             now = iso(utcnow())
             doc = {
@@ -305,11 +310,14 @@ class Items:
                 records.put_docs(self.tenant, self._docs, {dkey: doc})  # validates JSON before anything else is written
             except InvalidInputError:
                 drop_intent(records, self.tenant, intent)
+                records.delete_docs(self.tenant, PENDING, marks)
                 raise
             if old is None:
                 self._count_ns(ns, +1)
-            self._index([(dkey, doc)])
+            self._index([(dkey, doc)], dense=not marks)
             drop_intent(records, self.tenant, intent)
+        if marks:  # after the write lock: the writer embeds it (keyword search already sees it)
+            core.background.notify(self.tenant, marks, source=OUTBOX_KIND)  # type: ignore[union-attr]
         return _item(doc)
 
     def delete(self, namespace: Sequence[str], key: str) -> bool:
@@ -354,23 +362,18 @@ class Items:
         else:
             records.put_docs(self.tenant, self._ns_docs, {k: doc})
 
-    def _index(self, docs: Sequence[tuple[str, dict[str, Any]]]) -> None:
-        if self._runtime.index is None:
+    def _index(self, docs: Sequence[tuple[str, dict[str, Any]]], *, dense: bool = True) -> None:
+        """The points of stored items (``dense=False``: BM25 only, the writer embeds them from their markers)."""
+        core = self._runtime
+        if core.index is None:
             return
-        entries = []
-        for k, d in docs:
-            if d["index"] is False:
-                continue
-            ns = tuple(d["namespace"])
-            payload = {
-                "tenant": self.tenant, "kind": KIND, "item_key": k,
-                "ns": [ns_key(ns[: j + 1]) for j in range(len(ns))],
-                "v": _payload_values(d["value"]), "timestamp": d["updated_at"],
-            }
-            if d.get("owner") is not None:
-                payload["user_id"] = d["owner"]
-            entries.append(Entry(point_id(self.tenant, KIND, k), payload, index_text(d["value"], d["index"])))
-        self._coll.upsert(entries)
+        entries = [item_entry(self.tenant, k, d) for k, d in docs if d["index"] is not False]
+        if dense:
+            self._coll.upsert(entries)
+        elif entries:
+            self._coll.ensure()
+            targets = [Target(self.collection, e.point_id, e) for e in entries]
+            write_sparse(core.index, targets, core.analyzer, core.indexer.encoder, core.background.optimizing)  # type: ignore[union-attr]
         self._coll.delete(ids=[point_id(self.tenant, KIND, k) for k, d in docs if d["index"] is False])
 
     def reindex(self) -> int:
@@ -550,3 +553,17 @@ def _item(doc: Mapping[str, Any], score: float | None = None) -> StoredItem:
         created_at=parse_time("created_at", doc["created_at"]), updated_at=parse_time("updated_at", doc["updated_at"]),
         score=score,
     )
+
+
+def item_entry(tenant: str, k: str, d: Mapping[str, Any]) -> Entry:
+    """The point of a stored item (its ``index`` is not False): payload and the text to index."""
+    ns = tuple(d["namespace"])
+    payload = {
+        "tenant": tenant, "kind": KIND, "item_key": k,
+        "ns": [ns_key(ns[: j + 1]) for j in range(len(ns))],
+        "v": _payload_values(d["value"]), "timestamp": d["updated_at"],
+    }
+    if d.get("owner") is not None:
+        payload["user_id"] = d["owner"]
+    return Entry(point_id(tenant, KIND, k), payload, index_text(d["value"], d["index"]))
+

@@ -26,6 +26,7 @@ from .errors import ConfigurationError, InvalidInputError
 from .index import Scope
 from .index.background import BackgroundIndexer
 from .indexing import MESSAGES, Indexer, MessageOutbox
+from .outboxes import register as register_outboxes
 from .models import Message
 from .providers.base import ChatModel, Embedder
 from .providers.tokens import get_token_counter
@@ -229,6 +230,7 @@ def build_runtime(
     core.topics = TopicRuntime(core)  # topic threading, mid-term summaries (seed 001, 2-3)
     core.knowledge = KnowledgeRuntime(core, core.topics)  # the long-term tier (seed 001, 4)
     core.topics.on_summary = core.knowledge.on_summary  # each new topic summary queues an extraction
+    register_outboxes(core)  # items, agent interactions, topic summaries: the writer embeds them too
     return core
 
 

@@ -81,6 +81,7 @@ def test_collection_isolation_between_users(mem):
     b = mem.agents.create("User456", "coder")
     fill(a)
     b.add_interaction("wrote the quarterly report outline")
+    assert mem.flush()  # its dense vector (the search below finds it by meaning only)
     if a.info.collection_mode == "per_agent":
         assert a.collection == "userUser123_coder_context" != b.collection
     assert {h.text for h in b.search("pytest failures read_chunk", k=20).hits} == {"wrote the quarterly report outline"}
@@ -101,6 +102,7 @@ def test_saves_successful_interaction(mem, embedder):
     agent = mem.agents.create("123", "coder")
     it = agent.add_interaction("fixed the flaky test by pinning the seed", task_id="t-17",
                                interaction_type="task_execution", timestamp="2024-06-01T10:00:00Z")
+    assert mem.flush()  # the add returns with the BM25 point; the dense vector follows from the index writer
     p = _point(mem, agent, it.interaction_id)
     assert p.payload["text"] == "fixed the flaky test by pinning the seed"
     assert p.payload["task_id"] == "t-17" and p.payload["interaction_type"] == "task_execution"

@@ -79,4 +79,6 @@ def fill(agent: Any, rows: list[tuple[str, str, bool, str | None]] = CODER_LOG, 
     for i, (text, kind, ok, err) in enumerate(rows):
         items.append({"text": text, "interaction_type": kind, "success": ok, "error_details": err,
                       "task_id": f"{task}-{i % 2}", "timestamp": days_ago(start_days - i)})
-    return agent.add_interactions(items)
+    out = agent.add_interactions(items)
+    agent._runtime.flush_index()  # the dense vectors come from the engine's index writer (what mem.flush() waits for)
+    return out

@@ -67,6 +67,7 @@ class AgentRuntime:
         return cls(AgentStore(
             core.records, core.index, core.embedder, core.analyzer, core.indexer.encoder,
             collection_prefix=core.settings.qdrant.collection_prefix, lock=core.write_lock, background=core.background,
+            deferred=core.deferred,
         ))
 
 
@@ -498,6 +499,9 @@ class Agent:
         Returns total_interactions. Filters: ``since``/``until`` (date range) and ``interaction_type``."""
         from .export import write_export
 
+        core = self._runtime
+        if include_embeddings and core.deferred:  # the vectors of recent adds: wait for the index writer (not on a failing embedder)
+            core.background.settle()  # type: ignore[union-attr]
         return write_export(self, dest, include_embeddings=include_embeddings, since=since, until=until,
                             interaction_type=interaction_type)
 

@@ -17,7 +17,9 @@ Layout:
   Either way the points carry the same payload and every request carries the scope filter.
 
 Writes: validate -> embed (a failure writes nothing) -> RecordStore -> index; if the index write
-fails, the documents are removed again and the error is raised (no half-written interaction).
+fails, the documents are removed again and the error is raised (no half-written interaction). In the
+background index mode the add does not embed: a pending marker per interaction goes with the
+documents, the BM25 point is written inline, and the engine's index writer embeds (``index.outbox``).
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ from ..retrieval.analyzer import Analyzer
 from ..retrieval.bm25 import BM25Encoder
 from ..config import RetrievalSettings
 from ..index.background import BackgroundIndexer
-from ..index.collection import IndexedCollection
+from ..index.collection import Entry, IndexedCollection
+from ..index.outbox import PENDING, Target, mark, write_sparse
 from ..index.filters import Eq, FilterSpec
 from ..retrieval.plan import build_filter
 from ..stores.base import RecordStore, VectorIndex, VectorPoint
@@ -46,6 +49,7 @@ from .models import POINT_KIND, AgentInfo, AgentScope, Interaction, ts_key
 logger = logging.getLogger(__name__)
 
 REGISTRY = "agents"
+OUTBOX_KIND = "agents"  # the writer's source name and the markers' key prefix (see index.outbox)
 PAGE = 1000
 # The filters an agent search / prune / export may use. Scope fields (user_id, agent, tenant, chat...)
 # are deliberately absent: a handle only ever sees its own agent.
@@ -124,6 +128,7 @@ class AgentStore:
         collection_prefix: str,
         lock: threading.RLock,
         background: BackgroundIndexer | None = None,
+        deferred: bool = False,
     ) -> None:
         self.records = records
         self.index = index
@@ -137,6 +142,9 @@ class AgentStore:
         self._check = background.check_optimize if background is not None else None
         self._optimize = background.optimize if background is not None else None
         self.ensured: set[str] = set()
+        # The background index mode: interactions get their BM25 points inline and a pending marker each;
+        # the index writer embeds them (``index.outbox``; the add does not wait for the embedder).
+        self.background = background if deferred and embedder is not None else None
 
     # -- registry -------------------------------------------------------------------------------
     def info(self, scope: AgentScope) -> AgentInfo | None:
@@ -257,7 +265,8 @@ class AgentStore:
             return
         if vectors is not None and len(vectors) != len(items):
             raise InvalidInputError("vectors", f"<{len(vectors)} vectors>", f"needs one per interaction ({len(items)})", "pass matching lists")
-        points = self.points(scope, items, vectors)  # embedding may fail: nothing written yet
+        bg = self.background if vectors is None else None
+        points = [] if bg is not None else self.points(scope, items, vectors)  # embedding may fail: nothing written yet
         docs = {it.key: it.to_doc() for it in items}
         with self.lock:
             current = self.info(scope)  # deleted by another handle? then refuse rather than resurrect it
@@ -267,14 +276,26 @@ class AgentStore:
             self.ensure(info)
             if check_ids:
                 self._check_ids(scope, info, items)
+            marks = mark(self.records, scope.tenant, OUTBOX_KIND, [[scope.user_id, scope.agent_name, k] for k in docs]) if bg else []
             self.records.put_docs(scope.tenant, scope.docs, docs)
             try:
-                self.index.upsert(info.collection, points)
+                if bg is not None:  # BM25 now; the writer embeds from the markers
+                    targets = [Target(info.collection, scope.point_id(it.interaction_id), self.entry(scope, it)) for it in items]
+                    write_sparse(self.index, targets, self.analyzer, self.encoder, bg.optimizing)
+                else:
+                    self.index.upsert(info.collection, points)
             except Exception:
                 self.records.delete_docs(scope.tenant, scope.docs, list(docs))
+                self.records.delete_docs(scope.tenant, PENDING, marks)
                 raise
             self.touch(scope, info)
+        if bg is not None:
+            bg.notify(scope.tenant, marks, source=OUTBOX_KIND)
         self.check_optimize()
+
+    def entry(self, scope: AgentScope, it: Interaction) -> Entry:
+        """What the index writer embeds for an interaction: its payload and text."""
+        return Entry(scope.point_id(it.interaction_id), payload(scope, it), it.text)
 
     def _check_ids(self, scope: AgentScope, info: AgentInfo, items: Sequence[Interaction]) -> None:
         """An interaction_id already stored under another timestamp would leave two documents for one point."""

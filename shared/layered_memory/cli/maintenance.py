@@ -92,8 +92,8 @@ def reindex(ctx: click.Context, recreate: bool, quiet: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
 def doctor(ctx: click.Context, repair: bool, as_json: bool) -> None:
-    """Compare the tenant's record store with its vector index and topic tier: pending, missing and
-    orphan points per kind, unthreaded messages, wrong counters, interrupted deletes. Exit code 0 when
+    """Compare the tenant's record store with its vector index and topic tier: pending (the index writer's
+    lag, not drift), missing and orphan points per kind, unthreaded messages, wrong counters, interrupted deletes. Exit code 0 when
     all is in line (after --repair), 1 when drift remains, 2 on bad input.
 
     Example: layered-memory doctor --repair
@@ -103,7 +103,8 @@ def doctor(ctx: click.Context, repair: bool, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(report, ensure_ascii=False, indent=2))
     else:
-        click.echo(f"tenant {report['tenant']}: interrupted deletes {report['outbox']}")
+        click.echo(f"tenant {report['tenant']}: interrupted deletes {report['outbox']}; "
+                   f"pending in the index writer's outbox {report['pending']} (index lag, not drift)")
         for kind in ("messages", "topic_summaries", "items", "agents", "documents", "topics"):
             click.echo(f"  {kind}: " + ", ".join(f"{k} {v}" for k, v in report[kind].items()))
         state = "in line" if report["ok"] else "DRIFT (run: layered-memory doctor --repair)"

@@ -100,6 +100,7 @@ class TopicRuntime:
         return Summarizer(
             self.store(tenant), core.analyzer, self.settings, self.caller(), collection,
             evaluator=self.evaluator() if quality.enabled else None, retry_below=quality.retry_below,
+            background=core.background if core.deferred else None,
         )
 
     def evaluator(self) -> SummaryEvaluator:

@@ -33,7 +33,9 @@ from ..evaluation import SummaryEvaluator
 from ..index.points import point_id, speaker
 from ..models import Message, iso, parse_time, utcnow
 from ..retrieval.analyzer import Analyzer
+from ..index.background import BackgroundIndexer
 from ..index.collection import Entry, IndexedCollection
+from ..index.outbox import Target, mark, write_sparse
 from ..index.filters import Eq, FilterSpec
 from ..session_summaries import extractive_summary
 from .llm import ModelCaller
@@ -43,6 +45,7 @@ from .threading import surface_keywords
 logger = logging.getLogger(__name__)
 
 KIND = "topic_summary"
+OUTBOX_KIND = "topic_summaries"  # the writer's source name and the markers' key prefix (see index.outbox)
 SEGMENT_GAP = timedelta(hours=1)
 
 SEGMENT_PROMPT = """Summarize this part of a conversation on the topic "{title}" for an assistant's long memory.
@@ -106,7 +109,7 @@ class Summarizer:
 
     def __init__(
         self, store: TopicStore, analyzer: Analyzer, settings: TopicSettings, caller: ModelCaller, collection: IndexedCollection,
-        evaluator: SummaryEvaluator | None = None, retry_below: float = 0.0,
+        evaluator: SummaryEvaluator | None = None, retry_below: float = 0.0, background: BackgroundIndexer | None = None,
     ) -> None:
         self.store = store
         self.analyzer = analyzer
@@ -115,6 +118,7 @@ class Summarizer:
         self.coll = collection  # the engine's message collection: summaries are points of kind "topic_summary"
         self.evaluator = evaluator  # scores each new version; None: no scoring, no retry
         self.retry_below = retry_below
+        self.background = background  # set in the background index mode: the writer embeds the points
 
     def _generate(self, title: str, segments: Sequence[Sequence[Message]], previous: str, msgs: Sequence[Message]) -> tuple[str, str]:
         """(content, method): the model's segmented summary, or the simple (extractive) one."""
@@ -245,17 +249,29 @@ class Summarizer:
             "quality": ((d.get("metadata") or {}).get("quality") or {}).get("overall_score"),
         }
 
-    def index_summaries(self, docs: Sequence[dict[str, Any]]) -> None:
+    def entries(self, docs: Sequence[dict[str, Any]]) -> list[Entry]:
         """One point per topic (its newest version): BM25 over title, keywords and text; the dense
-        vector of title and text (a failing embedder leaves the points BM25-only)."""
-        if self.coll.index is None or not docs:
-            return
-        entries = [
+        vector of title and text."""
+        return [
             Entry(point_id(self.store.tenant, KIND, d["topic_id"]), self._payload(d), f"{d['title']}. {d['content']}",
                   terms=self.analyzer.terms(self._text(d)))
             for d in docs
         ]
-        self.coll.upsert(entries, on_embed_error="bm25")
+
+    def index_summaries(self, docs: Sequence[dict[str, Any]]) -> None:
+        """Index summary versions: inline (a failing embedder leaves the points BM25-only), or in the
+        background mode BM25 points now and a pending marker per topic that the index writer embeds."""
+        if self.coll.index is None or not docs:
+            return
+        entries = self.entries(docs)
+        if self.background is None:
+            self.coll.upsert(entries, on_embed_error="bm25")
+            return
+        tenant = self.store.tenant
+        keys = mark(self.store.records, tenant, OUTBOX_KIND, [d["topic_id"] for d in docs])
+        targets = [Target(self.coll.name, e.point_id, e) for e in entries]
+        write_sparse(self.coll.index, targets, self.analyzer, self.coll.encoder, self.background.optimizing)
+        self.background.notify(tenant, keys, source=OUTBOX_KIND)
 
     def search(
         self, query: str, *, chat_id: str | None = None, user_id: str | None = None, k: int = 5,
