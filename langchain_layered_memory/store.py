@@ -83,7 +83,8 @@ class LayeredMemoryStore(BaseStore):
             if op.value is None:
                 items.delete(op.namespace, op.key)
             else:
-                items.put(op.namespace, op.key, op.value, index=op.index)
+                # LangGraph's stores embed in put: a query search right after it finds the item by meaning
+                items.put(op.namespace, op.key, op.value, index=op.index, index_mode="sync")
             return None
         if isinstance(op, SearchOp):
             found = items.search(op.namespace_prefix, query=op.query, filter=op.filter, limit=op.limit, offset=op.offset)

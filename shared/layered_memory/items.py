@@ -272,10 +272,13 @@ class Items:
 
     # -- writes ---------------------------------------------------------------------------------------
     def put(
-        self, namespace: Sequence[str], key: str, value: Mapping[str, Any], *, index: Sequence[str] | bool | None = None
+        self, namespace: Sequence[str], key: str, value: Mapping[str, Any], *, index: Sequence[str] | bool | None = None,
+        index_mode: str | None = None,
     ) -> StoredItem:
         """Insert or replace an item; ``index=False`` keeps it out of query search, a list of JSON paths
-        says what text to index (None: ``default_fields``).
+        says what text to index (None: ``default_fields``). ``index_mode="sync"`` embeds it before the call
+        returns (a query search right after finds it by meaning, as LangGraph's stores do); None follows
+        the engine's ``index_mode`` (background: keyword search sees it at once, the vector follows).
 
         Raises:
             InvalidInputError: bad namespace, key, value (not a JSON object) or index; nothing is written.
@@ -290,12 +293,14 @@ class Items:
             not isinstance(index, (list, tuple)) or not all(isinstance(f, str) and f for f in index)
         ):
             raise InvalidInputError("index", index, "must be False, None or a list of JSON paths", "e.g. index=['text']")
+        if index_mode not in (None, "sync", "background"):
+            raise InvalidInputError("index_mode", index_mode, "must be 'sync', 'background' or None", "pass index_mode='sync'")
         fields = None if index is None else (False if index is False else list(index))
         records, core, dkey = self._runtime.records, self._runtime, self._pfx + doc_key(ns, key)
         with core.write_lock:
             intent = put_intent(records, self.tenant, "item", dkey=dkey, namespace=list(ns), owner=self.owner)  # see repair
             # background mode: the writer's pending marker, before the record (a crash after it loses nothing)
-            deferred = core.deferred and core.index is not None and fields is not False
+            deferred = core.deferred and core.index is not None and fields is not False and index_mode != "sync"
             marks = mark(records, self.tenant, OUTBOX_KIND, [[self._docs, dkey]]) if deferred else []
             old = records.get_docs(self.tenant, self._docs, [dkey])[0]
             now = iso(utcnow())

@@ -19,6 +19,7 @@ import pytest
 
 from layered_memory import LayeredMemory, LayeredMemorySettings
 from layered_memory.index.points import point_id
+from layered_memory.items import KIND, doc_key
 from layered_memory.testing import HashEmbedder
 from server_stores import SERVER_KINDS, server_records
 
@@ -246,3 +247,26 @@ def test_killed_with_a_batch_in_flight_loses_no_kind(tmp_path: Path) -> None:
         topic = mem.topics.list("c1")[0].topic_id
         assert _point(mem, "lm_messages", point_id("default", "topic_summary", topic)).dense is not None
         assert mem.doctor()["ok"]
+
+
+def test_an_item_put_with_index_mode_sync_is_whole_when_put_returns(tmp_path: Path) -> None:
+    """``items.put(..., index_mode="sync")`` (what the LangGraph store adapter uses: its stores embed in
+    put) embeds before returning even while the writer is held mid-batch; a bad mode is refused."""
+    emb = ArmedEmbedder()
+    mem = LayeredMemory.embedded(tmp_path, embedder=emb, settings=_settings())
+    try:
+        mem.items.put(("notes",), "warm", {"text": "warm up the writer"})
+        mem.flush()
+        emb.armed.set()
+        mem.items.put(("notes",), "held", {"text": "waits for the writer"})  # the writer's batch blocks on the gate
+        assert emb.entered.wait(GUARD)
+        mem.items.put(("notes",), "now", {"text": "embedded before returning"}, index_mode="sync")
+        col = mem.items.collection
+        (now,) = mem.index.retrieve(col, [point_id(mem.tenant_id, KIND, doc_key(("notes",), "now"))], with_vectors=True)
+        assert now.dense is not None
+        assert mem.status()["pending"]["items"] == 1  # only the held one waits
+        with pytest.raises(ValueError, match="index_mode"):
+            mem.items.put(("notes",), "bad", {"text": "x"}, index_mode="later")
+    finally:
+        emb.gate.set()
+        mem.close()

@@ -7,7 +7,7 @@ import json
 
 from click.testing import CliRunner
 
-from layered_memory import LayeredMemory
+from layered_memory import LayeredMemory, LayeredMemorySettings
 from layered_memory.cli import main
 from layered_memory.progress import progress_to
 from layered_memory.testing import HashEmbedder
@@ -31,8 +31,10 @@ def rows(n: int) -> list[dict]:
 
 
 def test_process_reports_progress_and_embeds_summaries_in_batches(tmp_path):
+    """Inline indexing (index_mode="sync"): a page's summaries in one embedding call. In the default
+    background mode the writer embeds them in its own batches (test_background_kinds.py)."""
     emb = CountingEmbedder()
-    with LayeredMemory.embedded(tmp_path, embedder=emb) as mem:
+    with LayeredMemory.embedded(tmp_path, embedder=emb, settings=LayeredMemorySettings(index_mode="sync")) as mem:
         mem.add_messages(rows(240))
         seen: list[tuple[str, int, int | None]] = []
         emb.batches.clear()
