@@ -285,6 +285,10 @@ def run(args: argparse.Namespace) -> None:
             if backend == "embedded":  # the fsync apart: SQLite at NORMAL (durable across a process crash), and the bare commit
                 rows.append(steady(backend, real, args.rate, args.steady, "background", url, "NORMAL"))
                 rows.append(fsync_floor(args.steady, args.rate))
+            # the floor of the add's own work at this pace: no model and no writer (HashEmbedder inline, cheap)
+            floor = steady(backend, HashEmbedder(dim=384), args.rate, args.steady, "sync", url, "NORMAL")
+            floor[1:3] = ["sync, HashEmbedder", f"floor: the add alone at {args.rate:g}/s (no model, no writer)"]
+            rows.append(floor)
         for index_mode in ("background", "sync"):
             rows.append(threads8("embedded", real, args.per_thread, index_mode, url))
             print(f"done threads {index_mode}", file=sys.stderr, flush=True)
