@@ -6,16 +6,13 @@ assertions: waits are ``flush()`` or a bounded guard against a hang."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import textwrap
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+from killed_child import kill_mid_batch
 
 from layered_memory import LayeredMemory, LayeredMemorySettings
 from layered_memory.index.points import point_id
@@ -23,7 +20,6 @@ from layered_memory.items import KIND, doc_key
 from layered_memory.testing import HashEmbedder
 from server_stores import SERVER_KINDS, server_records
 
-ROOT = Path(__file__).resolve().parents[2]
 GUARD = 120.0  # seconds: only against a hang, never a measured bound
 KINDS = ("items", "agents", "topic_summaries")
 
@@ -225,17 +221,7 @@ _CHILD = textwrap.dedent("""
 
 
 def test_killed_with_a_batch_in_flight_loses_no_kind(tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'shared'}{os.pathsep}{ROOT}"}
-    child = subprocess.Popen([sys.executable, "-c", _CHILD, str(tmp_path)], stdout=subprocess.PIPE, text=True, env=env)
-    try:
-        seen = set()
-        while "stored" not in seen or "in-flight" not in seen:
-            line = child.stdout.readline()  # type: ignore[union-attr]
-            assert line, "the child died before storing"
-            seen.add(line.strip())
-    finally:
-        child.send_signal(signal.SIGKILL)
-        child.wait(GUARD)
+    kill_mid_batch(_CHILD, tmp_path, guard=GUARD)
     with LayeredMemory.embedded(tmp_path, embedder=HashEmbedder()) as mem:
         assert mem.flush(GUARD)  # the reopen handed every outbox to the writer
         st = mem.status()

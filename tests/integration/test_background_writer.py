@@ -5,10 +5,6 @@ process killed with a batch in flight loses nothing. No timed assertions: waits 
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import textwrap
 import threading
 import time
@@ -16,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from killed_child import kill_mid_batch
 
 from layered_memory import LayeredMemory, LayeredMemorySettings
 from layered_memory.errors import InvalidInputError
 from layered_memory.testing import HashEmbedder
 
-ROOT = Path(__file__).resolve().parents[2]
 GUARD = 120.0  # seconds: only against a hang, never a measured bound
 
 
@@ -200,17 +196,7 @@ _CHILD = textwrap.dedent("""
 
 
 def test_killed_with_a_batch_in_flight_loses_nothing(tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'shared'}{os.pathsep}{ROOT}"}
-    child = subprocess.Popen([sys.executable, "-c", _CHILD, str(tmp_path)], stdout=subprocess.PIPE, text=True, env=env)
-    try:
-        seen = set()
-        while "stored" not in seen or "in-flight" not in seen:
-            line = child.stdout.readline()  # type: ignore[union-attr]
-            assert line, "the child died before storing"
-            seen.add(line.strip())
-    finally:
-        child.send_signal(signal.SIGKILL)
-        child.wait(GUARD)
+    kill_mid_batch(_CHILD, tmp_path, guard=GUARD)
     with LayeredMemory.embedded(tmp_path, embedder=HashEmbedder()) as mem:
         assert mem.records.count_messages("default") == 40
         assert mem.flush(GUARD)  # the reopen handed the pending outbox to the writer
