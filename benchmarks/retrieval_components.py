@@ -21,6 +21,7 @@ import math
 import os
 import random
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -106,6 +107,7 @@ class EmbedCache:
         self.embed = embed
         self.batch = batch
         self.rows: dict[str, np.ndarray] = {}
+        self.lock = threading.RLock()  # the engine's index writer and the query path embed from two threads
         if os.path.exists(self.path):
             z = np.load(self.path, allow_pickle=False)
             for k, v in zip(z["keys"], z["vecs"]):
@@ -116,6 +118,10 @@ class EmbedCache:
         return hashlib.sha1(f"{kind}\x00{text}".encode()).hexdigest()
 
     def save(self) -> None:
+        with self.lock:
+            self._save()
+
+    def _save(self) -> None:
         if not self.rows:
             return
         tmp = self.path + ".tmp.npz"
@@ -125,6 +131,10 @@ class EmbedCache:
 
     def get(self, texts: Sequence[str], kind: str) -> np.ndarray:
         """Embeddings of ``texts`` (kind "query" or "passage"), L2-normalised, computing what is missing."""
+        with self.lock:
+            return self._get(texts, kind)
+
+    def _get(self, texts: Sequence[str], kind: str) -> np.ndarray:
         keys = [self.key(kind, t) for t in texts]
         missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in self.rows))
         t0, done = time.perf_counter(), 0
@@ -135,7 +145,7 @@ class EmbedCache:
                 self.rows[self.key(kind, t)] = v
             done += len(chunk)
             if (i // self.batch) % 20 == 19 or done == len(missing):
-                self.save()
+                self._save()
                 rate = done / (time.perf_counter() - t0)
                 print(f"  [{self.model}] {kind}: {done}/{len(missing)} embedded, {rate:.1f}/s", file=sys.stderr, flush=True)
         m = np.stack([self.rows[k] for k in keys]) if keys else np.zeros((0, 1), np.float32)
