@@ -304,12 +304,14 @@ def test_crash_between_record_write_and_index_loses_nothing(tmp_path, embedder):
     path = tmp_path / "crash"
     with LayeredMemory.embedded(path, embedder=embedder) as m:
         m.add_message(msg(1, "indexed normally"))
+        m.flush()  # the writer is idle again: nothing wakes it for what follows (else it would index m2 too)
         # what a crash right after the RecordStore write leaves: stored, pending, not in the index
         from layered_memory.models import Message
 
         m.records.put_messages("default", [Message.build(msg(2, "written before the crash about kubernetes"))])
         assert m.search("kubernetes crash", route="bm25").hits == []
     with LayeredMemory.embedded(path, embedder=embedder) as m:  # the next start repairs the index
+        assert m.flush(60)  # it hands the pending message to the writer
         assert m.search("kubernetes crash").hits[0].id == "m2"
         assert m.records.pending_index("default") == []
 
