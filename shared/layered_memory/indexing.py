@@ -25,7 +25,7 @@ from .errors import ConfigurationError
 from .index.points import (  # noqa: F401  (re-exported: the write side's callers import them from here)
     legacy_message_point_id, message_payload, message_point_id, point_id, scope_filter, speaker,
 )
-from .models import Message, MessageRef, iso
+from .models import Message, MessageRef
 from .providers.base import Embedder
 from .retrieval.analyzer import Analyzer
 from .retrieval.bm25 import BM25Encoder

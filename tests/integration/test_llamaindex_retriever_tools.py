@@ -122,6 +122,7 @@ async def test_async_tools_equal_sync_tools(mem) -> None:
 
 def test_topic_search_tool_after_threading(mem) -> None:
     mem.process()  # threads messages into topics
+    mem.flush()  # the summaries' dense vectors come from the writer: both calls below see the same index
     spec = LayeredMemoryToolSpec(mem, user_id="u1")
     text = spec.topic_search("docker permission")
     assert text == shared.topic_search_tool(mem.for_user("u1"), "docker permission")

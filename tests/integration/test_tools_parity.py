@@ -80,6 +80,7 @@ def seed_all(mem: LayeredMemory) -> None:
     """The shared history, its topics and three tasks (two of u1's, one of u2's)."""
     seed(mem)
     mem.process()  # threads the messages into topics
+    mem.flush()  # and the writer has indexed them whole: the tools compare the same index
     u1 = mem.for_user("u1")
     u1.create_task(None, "Renew the TLS certificate", task_id="t1", due="2024-02-01T00:00:00Z")
     u1.create_task(None, "Call the landlord", "about the river flat", task_id="t2")
