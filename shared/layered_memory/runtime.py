@@ -132,7 +132,7 @@ class Runtime:
     def notify_writer(self, tenant: str, new: Sequence[Message]) -> None:
         """After the write lock is released: wake the writer for the messages' dense vectors."""
         if self.deferred and new:
-            self.background.notify(tenant, [m.ref for m in new])  # type: ignore[union-attr]
+            self.background.notify(tenant, [m.ref for m in new], source="messages")  # type: ignore[union-attr]
 
     def flush_index(self, timeout: float | None = None) -> bool:
         """Wait until everything written before the call is indexed (dense vectors included); False

@@ -83,3 +83,43 @@ def test_flush_times_out_while_a_batch_is_in_flight_and_close_leaves_the_rest_in
     writer.notify()  # after close: ignored, never restarts the thread
     assert not writer.status().running
     assert box.done[:2] == [1, 2]
+
+
+class _Outbox:
+    """An in-memory outbox that counts how often the writer reads it."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.keys, self.reads = name, {}, 0
+
+    def count(self, tenant: str) -> int:
+        return len(self.keys.get(tenant, []))
+
+    def pending(self, tenant: str, limit: int) -> list[str]:
+        self.reads += 1
+        return self.keys.get(tenant, [])[:limit]
+
+    def index(self, tenant: str, keys) -> int:  # noqa: ANN001
+        left = self.keys.get(tenant, [])
+        self.keys[tenant] = [k for k in left if k not in set(keys)]
+        return len(keys)
+
+
+def test_a_notify_reads_only_the_outbox_it_names_and_a_bare_one_reads_them_all() -> None:
+    from layered_memory.config import IndexWriterSettings
+    from layered_memory.index.background import BackgroundIndexer
+
+    bg = BackgroundIndexer(IndexWriterSettings(), None)
+    messages, items = _Outbox("messages"), _Outbox("items")
+    bg.add_source(messages)
+    bg.add_source(items)
+    try:
+        messages.keys["t"] = ["m1", "m2"]
+        bg.notify("t", ["m1", "m2"], source="messages")
+        assert bg.flush(30)
+        assert messages.keys["t"] == [] and messages.reads >= 1 and items.reads == 0  # the items outbox was never read
+        items.keys["t"] = ["i1"]  # left by a crash: a bare notify (an open, a repair) looks at every outbox
+        bg.notify("t")
+        assert bg.flush(30)
+        assert items.keys["t"] == [] and items.reads >= 1
+    finally:
+        bg.close(5)

@@ -4,7 +4,7 @@ index lag, and the automatic HNSW build of embedded collections.
     bg = BackgroundIndexer(settings.writer, index, lock=core.write_lock)
     bg.add_source(MessageOutbox(indexer, core.write_lock))   # one outbox per record kind
     bg.watch("lm_messages")                                  # collections whose HNSW the writer keeps up
-    bg.notify("acme", refs)                                  # after a durable write (the outbox has them)
+    bg.notify("acme", refs, source="messages")               # after a durable write (that outbox has them)
     bg.flush(timeout=5.0)                                    # wait until they are indexed
     bg.status("acme")                                        # pending, lag, errors, HNSW per collection
 
@@ -74,7 +74,7 @@ class BackgroundIndexer:
         self.index = index
         self.sources: list[OutboxSource] = []
         self._mutex = threading.Lock()
-        self._dirty: dict[str, int] = {}  # tenant -> generation of its latest notify
+        self._dirty: dict[tuple[str, str], int] = {}  # (tenant, source) -> generation of its latest notify
         self._enqueued: dict[tuple[str, str, Hashable], float] = {}  # (tenant, source, key) -> monotonic time of the write
         self._failures: dict[tuple[str, str, Hashable], _Failure] = {}
         self._lags: deque[float] = deque(maxlen=LAG_SAMPLES)  # seconds from the write to the full point
@@ -98,11 +98,14 @@ class BackgroundIndexer:
             self._hnsw.setdefault(collection, _Hnsw())
 
     # -- producers ----------------------------------------------------------------------------------
-    def notify(self, tenant: str, keys: Sequence[Hashable] = (), source: str = "messages") -> None:
-        """The outbox of ``tenant`` has new keys (already durable): wake the writer."""
+    def notify(self, tenant: str, keys: Sequence[Hashable] = (), source: str | None = None) -> None:
+        """The ``source`` outbox of ``tenant`` has new keys (already durable): wake the writer for it.
+        Without a source (a repair, an open, ``sync_index``) every outbox of the tenant is looked at."""
         now = time.monotonic()
+        names = [source] if source is not None else [s.name for s in self.sources]
         with self._mutex:
-            self._dirty[tenant] = self._dirty.get(tenant, 0) + 1
+            for name in names:
+                self._dirty[(tenant, name)] = self._dirty.get((tenant, name), 0) + 1
             for k in keys:
                 self._enqueued.setdefault((tenant, source, k), now)
         self.writer.notify()
@@ -142,21 +145,20 @@ class BackgroundIndexer:
             dirty = dict(self._dirty)
         done = 0
         waiting = False
-        for tenant, gen in dirty.items():
-            busy = False
-            for source in self.sources:
-                keys, retry = self._next_batch(tenant, source)
-                if keys:
-                    busy = True
-                    n = self._index(tenant, source, keys)
-                    done += max(n, 0)
-                    waiting = waiting or n < 0 or retry
-                elif retry:
-                    waiting = busy = True
-            if not busy:
+        sources = {s.name: s for s in self.sources}
+        for (tenant, name), gen in dirty.items():  # only the outboxes notified: no read of the others
+            source = sources.get(name)
+            keys, retry = self._next_batch(tenant, source) if source is not None else ([], False)
+            if keys:
+                n = self._index(tenant, source, keys)  # type: ignore[arg-type]
+                done += max(n, 0)
+                waiting = waiting or n < 0 or retry
+            elif retry:
+                waiting = True
+            else:
                 with self._mutex:
-                    if self._dirty.get(tenant) == gen:
-                        del self._dirty[tenant]
+                    if self._dirty.get((tenant, name)) == gen:
+                        del self._dirty[(tenant, name)]
         self._since_check += done
         if done == 0 or self._since_check >= 50 * self.settings.batch_size:  # info() costs ~13 us per collection
             self._since_check = 0
