@@ -250,29 +250,24 @@ class PostgresRecordStore:
             with entered(conn.transaction()) if transaction else nullcontext(), entered(conn.cursor()) as cur:
                 yield SyncCursor(cur)
 
-    @contextmanager
-    def _tx(self, op: str) -> Iterator[Any]:
+    def _tx(self, op: str) -> Any:
         """A cursor inside one transaction on a pooled connection: commit on success, roll back on error."""
-        if in_native():
-            with self._native(op, transaction=True) as cur:
-                yield cur
-            return
-        if not self._opened:
-            self._open()
-        with self._errors(op), self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
-            yield cur
+        return self._cursor(op, transaction=True)
 
-    @contextmanager
-    def _autocommit(self, op: str) -> Iterator[Any]:
+    def _autocommit(self, op: str) -> Any:
         """A cursor on a pooled autocommit connection: for reads and single-statement writes (a statement is
         atomic by itself), one round trip each."""
-        if in_native():
-            with self._native(op, transaction=False) as cur:
+        return self._cursor(op, transaction=False)
+
+    @contextmanager
+    def _cursor(self, op: str, *, transaction: bool) -> Iterator[Any]:
+        if in_native():  # on the event loop: the async pool's connection
+            with self._native(op, transaction=transaction) as cur:
                 yield cur
             return
         if not self._opened:
             self._open()
-        with self._errors(op), self._pool.connection() as conn, conn.cursor() as cur:
+        with self._errors(op), self._pool.connection() as conn, conn.transaction() if transaction else nullcontext(), conn.cursor() as cur:
             yield cur
 
     # -- lifecycle ------------------------------------------------------------------------------
