@@ -1,5 +1,5 @@
-"""Run a child Python process until it reports it stored its data and has an index batch in flight,
-then SIGKILL it (the fault tests of the background index writer)."""
+"""Faults for the background index writer's tests: an embedder that rejects some batches, and a child
+process killed while its writer has a batch in flight."""
 
 from __future__ import annotations
 
@@ -8,8 +8,27 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+from layered_memory.testing import HashEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+class FlakyEmbedder(HashEmbedder):
+    """Raises for every batch holding a text with ``poison`` while ``failures`` lasts (-1: forever)."""
+
+    def __init__(self, poison: str, failures: int) -> None:
+        super().__init__()
+        self.poison, self.failures, self.calls, self.raised = poison, failures, 0, 0
+
+    def embed_documents(self, texts: Any) -> list[list[float]]:
+        self.calls += 1
+        if self.failures != 0 and any(self.poison in t for t in texts):
+            self.failures -= 1
+            self.raised += 1
+            raise RuntimeError(f"embedder rejected a batch of {len(texts)}")
+        return super().embed_documents(texts)
 
 
 def kill_mid_batch(code: str, path: Path, *, guard: float = 120.0) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from killed_child import kill_mid_batch
+from writer_faults import FlakyEmbedder, kill_mid_batch
 
 from layered_memory import LayeredMemory, LayeredMemorySettings
 from layered_memory.index.points import point_id
@@ -36,21 +36,6 @@ class ArmedEmbedder(HashEmbedder):
         if self.armed.is_set() and threading.current_thread().name == "layered-memory-index-writer":
             self.entered.set()
             assert self.gate.wait(GUARD), "the test never opened the gate"
-        return super().embed_documents(texts)
-
-
-class FlakyEmbedder(HashEmbedder):
-    """Raises for every batch holding a text with ``poison`` while ``failures`` lasts."""
-
-    def __init__(self, poison: str, failures: int) -> None:
-        super().__init__()
-        self.poison, self.failures, self.raised = poison, failures, 0
-
-    def embed_documents(self, texts: Any) -> list[list[float]]:
-        if self.failures != 0 and any(self.poison in t for t in texts):
-            self.failures -= 1
-            self.raised += 1
-            raise RuntimeError(f"embedder rejected a batch of {len(texts)}")
         return super().embed_documents(texts)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from killed_child import kill_mid_batch
+from writer_faults import FlakyEmbedder, kill_mid_batch
 
 from layered_memory import LayeredMemory, LayeredMemorySettings
 from layered_memory.errors import InvalidInputError
@@ -32,22 +32,6 @@ class GatedEmbedder(HashEmbedder):
     def embed_documents(self, texts: Any) -> list[list[float]]:
         self.entered.set()
         assert self.gate.wait(GUARD), "the test never opened the gate"
-        return super().embed_documents(texts)
-
-
-class FlakyEmbedder(HashEmbedder):
-    """Raises for every batch holding a text with ``poison`` while ``failures`` lasts (-1: forever)."""
-
-    def __init__(self, poison: str, failures: int) -> None:
-        super().__init__()
-        self.poison, self.failures, self.calls, self.raised = poison, failures, 0, 0
-
-    def embed_documents(self, texts: Any) -> list[list[float]]:
-        self.calls += 1
-        if self.failures != 0 and any(self.poison in t for t in texts):
-            self.failures -= 1
-            self.raised += 1
-            raise RuntimeError(f"embedder rejected a batch of {len(texts)}")
         return super().embed_documents(texts)
 
 
