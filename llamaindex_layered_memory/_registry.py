@@ -156,10 +156,10 @@ def attach(mem: LayeredMemory | None, data: dict[str, Any], *, who: str) -> Laye
             raise ConfigurationError(f"{who}: the saved data has store={store!r} but no user_id; it cannot be restored")
         handle = resolve(store, tenant or "default", data["user_id"], who=who)
     else:
+        if isinstance(mem, LayeredMemory) and tenant is not None and tenant != mem.tenant_id:
+            mem = mem.tenant(tenant)  # before binding the user: a handle only narrows (a bound one refuses another tenant)
         handle = bind_user(mem, data.get("user_id"), who=who)
         check_same_store(handle, store, who=who)
-        if tenant is not None and tenant != handle.tenant_id:
-            handle = handle.tenant(tenant)
     ref = remember(handle)
     data.update(store=store or ref, tenant=handle.tenant_id, user_id=handle.bound_user)
     return handle

@@ -73,9 +73,10 @@ class LayeredMemory:
     async def _run_async(self, call: Any, write: bool) -> Any:
         return await run_engine(self._core, call, write=write)
 
-    def __init__(self, core: Runtime, tenant: str = _DEFAULT, user_id: str | None = None) -> None:
+    def __init__(self, core: Runtime, tenant: str = _DEFAULT, user_id: str | None = None, *, pinned: bool = False) -> None:
         self._core = core
         self.scope = Scope(check_id("tenant", tenant), check_user_id(user_id))  # type: ignore[arg-type]
+        self._pinned = pinned or user_id is not None  # a tenant or user handle: its tenant is fixed
         self.tenant_id = self.scope.tenant
         self.bound_user = self.scope.bound_user
         self._summaries = SessionSummaries(core, self.scope)
@@ -157,12 +158,26 @@ class LayeredMemory:
                                chat_model=chat_model, settings=settings, recreate_index=recreate_index, repair_index=repair_index)
 
     def tenant(self, name: str) -> LayeredMemory:
-        """A handle that reads and writes only tenant ``name`` (same stores)."""
-        return LayeredMemory(self._core, name, self.bound_user)
+        """A handle that reads and writes only tenant ``name`` (same stores).
+
+        Only the engine itself (what ``embedded`` / ``from_urls`` / ``from_settings`` return) opens any
+        tenant: a handle made by ``tenant()`` or ``for_user()`` can only narrow, so ``h.tenant(other)``
+        raises and ``h.tenant(h.tenant_id)`` is ``h``'s own scope.
+
+        Raises:
+            InvalidInputError: ``name`` is invalid, or this handle is bound to another tenant.
+        """
+        name = check_id("tenant", name)  # type: ignore[assignment]
+        if self._pinned and name != self.tenant_id:
+            raise InvalidInputError(
+                "tenant", name, f"this handle is bound to tenant {self.tenant_id!r} and cannot reach another tenant",
+                "open the other tenant from the engine itself: LayeredMemory.embedded(...).tenant(name)",
+            )
+        return LayeredMemory(self._core, name, self.bound_user, pinned=True)
 
     def for_user(self, user_id: str) -> LayeredMemory:
-        """A handle that can only read and write ``user_id``'s data in this tenant."""
-        return LayeredMemory(self._core, self.tenant_id, self.scope.narrow(user_id).bound_user)
+        """A handle that can only read and write ``user_id``'s data in this tenant (and cannot leave it)."""
+        return LayeredMemory(self._core, self.tenant_id, self.scope.narrow(user_id).bound_user, pinned=True)
 
     @property
     def settings(self) -> LayeredMemorySettings:

@@ -1,8 +1,8 @@
 """``mode="context"`` (issue 18.1): memory is recalled for the message being answered and reaches the model as
 one leading system message, which the OpenAI, Anthropic and Google chat classes all send as system text.
 
-The payloads are built offline by each class's own request builder (no network call, a dummy key); a class whose
-package is not installed is skipped with the reason.
+The payloads are what each provider class sends over the wire through its public ``invoke``, to a stub server on
+loopback (``ProviderStub``: a dummy key, no network); a class whose package is not installed is skipped with the reason.
 """
 
 from __future__ import annotations
@@ -142,21 +142,89 @@ def model_input(mem) -> list[BaseMessage]:
     return seen[0]
 
 
-def test_openai_payload_has_the_memory_in_leading_system_messages(mem):
+class ProviderStub:
+    """A loopback HTTP server that records each request body and answers as the provider would.
+
+    The provider classes are driven through their public ``invoke`` with ``base_url`` pointed here, so
+    the tests read the JSON each SDK actually sends (no private request builder of the integration)."""
+
+    REPLIES = {
+        "/v1/chat/completions": {
+            "id": "c1", "object": "chat.completion", "created": 0, "model": "gpt-4o-mini",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "answer"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        },
+        "/v1/messages": {
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+            "content": [{"type": "text", "text": "answer"}], "stop_reason": "end_turn", "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        },
+        ":generateContent": {
+            "candidates": [{"content": {"role": "model", "parts": [{"text": "answer"}]}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2},
+        },
+    }
+
+    def __init__(self) -> None:
+        import http.server
+        import json
+        import threading
+
+        self.bodies: list[dict] = []
+        stub = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                stub.bodies.append(json.loads(body or b"{}"))
+                path = self.path.split("?")[0]
+                reply = next((r for suffix, r in stub.REPLIES.items() if path.endswith(suffix)), None)
+                data = json.dumps(reply or {"error": f"no stub for {path}"}).encode()
+                self.send_response(200 if reply else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def stub():
+    server = ProviderStub()
+    yield server
+    server.close()
+
+
+def test_openai_payload_has_the_memory_in_leading_system_messages(mem, stub):
     langchain_openai = pytest.importorskip("langchain_openai")
-    payload = langchain_openai.ChatOpenAI(api_key="sk-test", model="gpt-4o-mini")._get_request_payload(model_input(mem))
+    model = langchain_openai.ChatOpenAI(api_key="sk-test", model="gpt-4o-mini", base_url=stub.url + "/v1", max_retries=0)
+    assert model.invoke(model_input(mem)).content == "answer"
+    payload = stub.bodies[-1]
     roles = [m["role"] for m in payload["messages"]]
     first_other = next(i for i, r in enumerate(roles) if r != "system")
     assert "system" not in roles[first_other:] and roles[first_other] == "user" and roles[-1] == "user"
     assert any("payments pod" in m["content"] for m in payload["messages"][:first_other])
 
 
-def test_anthropic_payload_moves_nothing_and_warns_nothing(mem):
+def test_anthropic_payload_moves_nothing_and_warns_nothing(mem, stub):
     langchain_anthropic = pytest.importorskip("langchain_anthropic")
-    model = langchain_anthropic.ChatAnthropic(api_key="sk-test", model="claude-sonnet-4-5")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # "A non-leading SystemMessage was moved ..." would fail here
-        payload = model._get_request_payload(model_input(mem))
+    model = langchain_anthropic.ChatAnthropic(api_key="sk-test", model="claude-sonnet-4-5", base_url=stub.url, max_retries=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert model.invoke(model_input(mem)).content == "answer"
+    # "A non-leading SystemMessage was moved ..." would be one of these (the SDK's model-deprecation notice is not)
+    assert not [w for w in caught if "system" in str(w.message).casefold()], [str(w.message) for w in caught]
+    payload = stub.bodies[-1]
     system = payload["system"]
     text = system if isinstance(system, str) else "\n".join(b["text"] for b in system)
     assert text.startswith("You are a helpful bot.") and "payments pod" in text
@@ -164,11 +232,13 @@ def test_anthropic_payload_moves_nothing_and_warns_nothing(mem):
     assert all(m["role"] in ("user", "assistant") for m in payload["messages"])
 
 
-def test_google_payload_keeps_the_memory_in_the_system_instruction(mem):
+def test_google_payload_keeps_the_memory_in_the_system_instruction(mem, stub):
     genai = pytest.importorskip("langchain_google_genai")
-    model = genai.ChatGoogleGenerativeAI(google_api_key="test", model="gemini-2.5-flash")
-    request = model._prepare_request(model_input(mem))
-    instruction = "\n".join(p.text for p in request.system_instruction.parts)
+    model = genai.ChatGoogleGenerativeAI(google_api_key="test", model="gemini-2.5-flash", base_url=stub.url, max_retries=0)
+    assert model.invoke(model_input(mem)).content == "answer"
+    payload = stub.bodies[-1]
+    instruction = "\n".join(p["text"] for p in (payload.get("systemInstruction") or payload["system_instruction"])["parts"])
     assert instruction.startswith("You are a helpful bot.") and "payments pod" in instruction
-    assert request.contents[-1].parts[0].text == QUESTION
-    assert [c.role for c in request.contents][0] == "user"
+    contents = payload["contents"]
+    assert contents[-1]["parts"][0]["text"] == QUESTION
+    assert contents[0]["role"] == "user"

@@ -435,3 +435,4 @@ def _bind(t: Template, a: Attacker) -> Callable[[World], Any]:
 import isolation_probes_adapters  # noqa: E402,F401  (registers the LangChain / LlamaIndex probes into TEMPLATES)
 import isolation_probes_documents  # noqa: E402,F401  (registers the document probes into TEMPLATES)
 import isolation_probes_native  # noqa: E402,F401  (registers the native async probes into TEMPLATES)
+import isolation_probes_scope  # noqa: E402,F401  (registers the scope-argument probes into TEMPLATES)

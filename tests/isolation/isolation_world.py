@@ -344,6 +344,7 @@ def seed_documents(world: World) -> None:
     v = world.victim
     v.documents.index_document(f"# Vault\n\nThe card PIN and bank password: {world.canary('doc')}\n", name=DOC_NAME)
     world.mem.documents.index_document("# Office\n\nThe vault code of the office safe is with facilities.\n", name="office.md")
+    seed_vector_stores(world)
     root = repo_dir(world)
     if not os.path.isdir(os.path.join(root, ".git")):
         os.makedirs(root, exist_ok=True)
@@ -352,6 +353,16 @@ def seed_documents(world: World) -> None:
         for args in (["init", "-q"], ["add", "-A"]):
             subprocess.run(["git", "-C", root, *args], check=True, capture_output=True)
     v.documents.index_repo(root, name=REPO_NAME)
+
+
+def seed_vector_stores(world: World) -> None:
+    """The victim's private texts in both framework vector stores (their default collections)."""
+    from langchain_layered_memory import LayeredMemoryVectorStore as LangChainStore
+    from llama_index.core.schema import TextNode
+    from llamaindex_layered_memory import LayeredMemoryVectorStore as LlamaIndexStore
+
+    LangChainStore(world.victim).add_texts([f"card PIN vault code bank password {world.canary('lc-store')}"], ids=["v-lc-1"])
+    LlamaIndexStore(world.victim).add([TextNode(id_="v-li-1", text=f"card PIN vault code bank password {world.canary('li-store')}")])
 
 
 def _topic_users(mem: LayeredMemory, topic_id: str) -> list[str]:

@@ -39,3 +39,37 @@ def test_rank_bm25_is_a_dev_dependency_only() -> None:
     assert "rank-bm25" not in runtime
     assert any(d.startswith("rank-bm25") for d in project["optional-dependencies"]["dev"])
     assert "rank_bm25" not in _imported_top_levels(ENGINE)
+
+
+def _name(requirement: str) -> str:
+    return re.sub(r"[-_.]+", "-", re.split(r"[<>=!~\[ ;]", requirement.strip())[0]).lower()
+
+
+def test_the_lock_pins_every_declared_dependency_of_dev() -> None:
+    """constraints.txt (the lock `.ci/run` and the README install with) pins each package the `dev`
+    extra asks for, directly or through the project's own extras, to one exact version that the
+    declared range admits; a dependency added without re-locking fails here, not on a clean clone."""
+    from packaging.requirements import Requirement
+
+    project = _project()
+    extras = project["optional-dependencies"]
+    wanted: list[str] = list(project["dependencies"])
+    todo, seen = ["dev"], set()
+    while todo:
+        extra = todo.pop()
+        seen.add(extra)
+        for req in extras[extra]:
+            if _name(req) == "layered-memory":
+                todo += [e.strip() for e in req.split("[", 1)[1].split("]", 1)[0].split(",") if e.strip() not in seen]
+            else:
+                wanted.append(req)
+    lock = {}
+    for line in (ROOT / "constraints.txt").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            assert version, f"constraints.txt: {line!r} is not an exact pin (name==version)"
+            lock[_name(name)] = version.strip()
+    for req in map(Requirement, wanted):
+        name = _name(req.name)
+        assert name in lock, f"{req} is declared but not locked: re-lock (constraints.txt's header says how)"
+        assert req.specifier.contains(lock[name], prereleases=True), f"the lock's {name}=={lock[name]} is outside {req}"
