@@ -41,7 +41,7 @@ RELATIONS = [("Alfama", "located_in", "Lisbon"), ("TAP", "flies_to", "Lisbon")]
 CHATS: dict[tuple[str, str, str], list[tuple[str, str]]] = {  # (tenant, user, chat) -> [(role, text)]
     (TENANT, ANNA, "telegram:1"): [
         ("user", "We fly to Lisbon on May 3 with TAP"), ("assistant", "Noted: TAP flight to Lisbon on May 3"),
-        ("user", "Book the hotel in Alfama near the old tram"), ("assistant", "Alfama hotel near the tram: booked"),
+        ("user", "Book the hotel in Alfama, the old Lisbon quarter near the tram"), ("assistant", "Alfama hotel near the tram: booked"),
         ("user", "In Lisbon I want to try pastel de nata"), ("assistant", "Pastel de nata in Lisbon: Belem bakery"),
     ],
     (TENANT, ANNA, "web:7"): [

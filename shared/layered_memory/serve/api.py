@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import threading
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -37,7 +38,7 @@ from ..errors import (
 from .keys import HandleCache, Key, KeyRing
 from .mcp_server import KEY_SCOPE, BearerAuth, build_server, key_binding
 from .openapi import build_openapi
-from .routes import ROUTES, Call, EventsQuery, Forbidden, Params, Route
+from .routes import ROUTES, Call, EventsQuery, Forbidden, Params, Route, check_reach
 
 if TYPE_CHECKING:
     from ..agents.monitor import AgentSizeMonitor
@@ -215,6 +216,7 @@ def create_app(
         async def handle(request: Request) -> Response:
             key: Key = request.scope[KEY_SCOPE]
             try:
+                check_reach(key, request.path_params)  # authorization before validation
                 query = parse_query(route, request)
                 body = parse_body(route, await read_body(request, max_body_bytes)) if route.body is not None else None
                 call = Call(key, handles.get(key), dict(request.path_params), query, body, monitors.get)
@@ -256,7 +258,7 @@ def create_app(
         return json_response(spec)
 
     async def healthz(request: Request) -> Response:
-        return json_response({"ok": True, "version": version})
+        return json_response({"ok": True, "version": version, "pid": os.getpid()})  # pid: which worker answered
 
     async def favicon(request: Request) -> Response:
         return Response(status_code=204)

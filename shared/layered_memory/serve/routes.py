@@ -127,14 +127,20 @@ class Call:
     def user(self) -> LayeredMemory:
         """The handle narrowed to the path's user (403 for a key bound to someone else)."""
         user_id = self.path["user_id"]
-        if self.key.user is not None and user_id != self.key.user:
-            raise Forbidden(f"user_id={user_id!r}: this key is bound to another user and reaches only that user's memory")
+        check_reach(self.key, self.path)
         return self.handle if self.handle.bound_user == user_id else self.handle.for_user(user_id)
 
     def tenant_wide(self) -> LayeredMemory:
         if self.key.user is not None:
             raise Forbidden("this operation covers the whole tenant; a key bound to a user cannot run it")
         return self.handle
+
+
+def check_reach(key: Key, path: dict[str, str]) -> None:
+    """A key bound to a user reaches only paths of that user (checked before anything else of the request)."""
+    user_id = path.get("user_id")
+    if user_id is not None and key.user is not None and user_id != key.user:
+        raise Forbidden(f"user_id={user_id!r}: this key is bound to another user and reaches only that user's memory")
 
 
 @dataclass(frozen=True)
@@ -286,4 +292,4 @@ ROUTES: tuple[Route, ...] = (
           _search, body=SearchIn),
 )
 
-__all__ = ["Call", "Forbidden", "Params", "ROUTES", "Route"]
+__all__ = ["Call", "Forbidden", "Params", "ROUTES", "Route", "check_reach"]
