@@ -124,10 +124,14 @@ def parse_query(route: Route, request: Request) -> Params | None:
         raise _invalid(exc, "query", route) from None
 
 
-async def read_body(request: Request, limit: int) -> bytes:
+def check_size(request: Request, limit: int) -> None:
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise BodyTooLarge(f"the body has {declared} bytes, over this server's limit of {limit}; send less (or raise --max-body-bytes)")
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    check_size(request, limit)
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
@@ -216,6 +220,7 @@ def create_app(
         async def handle(request: Request) -> Response:
             key: Key = request.scope[KEY_SCOPE]
             try:
+                check_size(request, max_body_bytes)  # a body over the limit is refused unread
                 check_reach(key, request.path_params)  # authorization before validation
                 query = parse_query(route, request)
                 body = parse_body(route, await read_body(request, max_body_bytes)) if route.body is not None else None
