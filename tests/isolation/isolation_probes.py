@@ -436,3 +436,6 @@ import isolation_probes_adapters  # noqa: E402,F401  (registers the LangChain / 
 import isolation_probes_documents  # noqa: E402,F401  (registers the document probes into TEMPLATES)
 import isolation_probes_native  # noqa: E402,F401  (registers the native async probes into TEMPLATES)
 import isolation_probes_scope  # noqa: E402,F401  (registers the scope-argument probes into TEMPLATES)
+
+if __import__("importlib.util").util.find_spec("mcp") is not None:  # the serve extra: MCP and HTTP probes
+    import isolation_probes_remote  # noqa: E402,F401

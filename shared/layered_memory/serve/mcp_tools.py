@@ -297,8 +297,6 @@ def call_tool(h: LayeredMemory, spec: ToolSpec, arguments: Mapping[str, Any] | N
     if unknown:
         message = f"Error: {spec.name} has no argument {unknown[0]!r} (its arguments: {', '.join(sorted(known))})"
         return Outcome(message, {"error": message}, True)
-    if spec.name in USER_TOOLS and "user_id" not in known:
-        args.pop("user_id", None)  # a user-bound server: the handle's user
     try:
         return spec.run(h, args)
     except Exception as exc:  # a bug in a tool must not take the server down

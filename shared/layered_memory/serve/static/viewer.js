@@ -96,8 +96,8 @@ async function deleteMessage(m) {
   if (!confirm(`Delete message ${m.message_id}?`)) return;
   try {
     await api("DELETE", `${chatPath()}/messages/${enc(m.message_id)}`);
-    status(`Deleted message ${m.message_id}.`);
     await Promise.all([loadMessages(), loadContext(), loadFacts(), state.query ? runSearch() : null]);
+    status(`Deleted message ${m.message_id}.`);
   } catch (e) { status(`Delete failed: ${e.message}`, true); }
 }
 
@@ -172,8 +172,8 @@ async function deleteFact(factId) {
   if (!confirm(`Delete fact ${factId}?`)) return;
   try {
     const out = await api("DELETE", `${userPath()}/facts/${enc(factId)}`);
-    status(out.deleted ? `Deleted fact ${factId}.` : `Forgot fact ${factId} for ${state.user}.`);
     await Promise.all([loadFacts(), state.chat ? loadContext() : null, state.query ? runSearch() : null]);
+    status(out.deleted ? `Deleted fact ${factId}.` : `Forgot fact ${factId} for ${state.user}.`);
   } catch (e) { status(`Delete failed: ${e.message}`, true); }
 }
 
@@ -184,7 +184,9 @@ async function runSearch() {
   if (!q) return;
   const chat = $("search-this-chat").checked ? state.chat : null;
   const res = await api("GET", `${userPath()}/search`, { q, chat_id: chat, k: 10 });
-  $("search-routes").textContent = `routes: ${Object.entries(res.routes).map(([k, v]) => `${k}: ${v}`).join("; ")}`;
+  const down = Object.entries(res.routes).filter(([k, v]) => v !== k).map(([k, v]) => `${k} ${v}`);
+  $("search-routes").textContent = down.length ? down.join("; ")
+    : `dense and BM25: each hit's rank in a dense-only and a BM25-only search of the same query (– not in their top 50); route used: ${res.routes.hybrid}`;
   const rank = (r) => el("td", { class: "rank", text: r === null || r === undefined ? "–" : r });
   $("search-results").tBodies[0].replaceChildren(...res.hits.map((h) => el("tr", { "data-hit-id": h.id },
     rank(h.rank), rank(h.dense_rank), rank(h.bm25_rank), el("td", { class: "rank", text: Number(h.score).toFixed(3) }),
@@ -202,9 +204,10 @@ async function loadAgents() {
   const res = await api("GET", `${userPath()}/agents`);
   $("agents").replaceChildren(...res.agents.map((a) => el("li", {},
     el("b", { text: a.agent_name }), el("span", { class: "meta", text: ` ${a.stats.total_vectors} of ${a.max_vectors} vectors, ` +
-      `success rate ${a.stats.success_rate === null || a.stats.success_rate === undefined ? "–" : Number(a.stats.success_rate).toFixed(2)}` }))));
+      `success ${a.stats.success_rate === null || a.stats.success_rate === undefined ? "–" : Number(a.stats.success_rate).toFixed(0) + "%"}` }))));
   if (res.unavailable) $("agents").append(el("li", { class: "muted", text: res.unavailable }));
   else if (!res.agents.length) $("agents").append(el("li", { class: "muted", text: "No agents." }));
+  if (!$("agent-events").children.length) $("agent-events").append(el("li", { text: "Listening: size_warning at 80% of max_vectors, auto_pruned at 100% (checked every 24 h)." }));
   followEvents();
 }
 
