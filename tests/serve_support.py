@@ -129,6 +129,19 @@ def seed(mem: LayeredMemory) -> None:
     mem.flush()
 
 
+def group_chat_store(path: str) -> LayeredMemory:
+    """A store where anna and boris both mention Lisbon in one group chat: a fact shared by two users."""
+    mem = open_store(path)
+    acme = mem.tenant(TENANT)
+    acme.for_user(ANNA).add_messages(rows(TENANT, ANNA, "group:1", [("user", "Lisbon in May for the whole team")]))
+    acme.for_user(BORIS).add_messages(rows(TENANT, BORIS, "group:1", [("user", "Lisbon works for me")], start=5))
+    acme.process()
+    for topic in acme.topics.list("group:1"):
+        acme.topics.summarize(topic.topic_id)
+    acme.process()
+    return mem
+
+
 def bulk(mem: LayeredMemory, n: int, *, tenant: str = TENANT, user: str = ANNA, chat: str = "telegram:1") -> None:
     """``n`` more messages in one chat (the viewer's load-time test), in batches."""
     words = ["Lisbon", "tram", "hotel", "flight", "museum", "dinner", "beach", "train", "ticket", "coffee"]

@@ -28,7 +28,7 @@ from layered_memory.serve.api import create_app  # noqa: E402
 from layered_memory.serve.keys import KeyRing, add_key  # noqa: E402
 from layered_memory.serve.routes import ROUTES  # noqa: E402
 from serve_support import (  # noqa: E402
-    ANNA, BORIS, BORIS_MARK, OTHER, OTHER_MARK, TENANT, free_port, open_store, rows, running, seed,
+    ANNA, BORIS, BORIS_MARK, OTHER, OTHER_MARK, TENANT, free_port, group_chat_store, open_store, running, seed,
 )
 
 TOKENS = {"anna": "anna-key-0123456789abc", "boris": "boris-key-0123456789abc", "admin": "acme-admin-0123456789abc",
@@ -270,14 +270,8 @@ def _fact_lines(u: LayeredMemory, query: str) -> list[str]:
 
 
 def test_a_user_key_forgets_a_shared_fact_only_for_its_user(tmp_path: Any) -> None:
-    mem = open_store(str(tmp_path))
+    mem = group_chat_store(str(tmp_path))
     acme = mem.tenant(TENANT)
-    acme.for_user(ANNA).add_messages(rows(TENANT, ANNA, "group:1", [("user", "Lisbon in May for the whole team")]))
-    acme.for_user(BORIS).add_messages(rows(TENANT, BORIS, "group:1", [("user", "Lisbon works for me")], start=5))
-    acme.process()
-    for topic in acme.topics.list("group:1"):
-        acme.topics.summarize(topic.topic_id)
-    acme.process()
     lisbon = next(e for e in acme.knowledge.list_facts()["entities"] if e["entity_name"] == "Lisbon")
     assert lisbon["user_ids"] == [ANNA, BORIS]
     with TestClient(create_app(mem, KeyRing.parse(KEYS), run_monitor=False)) as c:
