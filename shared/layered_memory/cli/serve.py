@@ -61,7 +61,7 @@ def mcp_command(ctx: click.Context, transport: str, user: str | None, documents:
 
         from ..serve.mcp_server import build_server, fixed_binding, run_stdio
 
-        with open_memory(ctx) as mem:
+        with open_memory(ctx, create=True) as mem:  # a desktop agent's first start creates its store
             bound = user if user is not None else s.user
             handle = mem.for_user(bound) if bound else mem
             anyio.run(run_stdio, build_server(fixed_binding(handle), documents=docs))
@@ -75,7 +75,7 @@ def mcp_command(ctx: click.Context, transport: str, user: str | None, documents:
         raise click.ClickException("--transport http needs --keys FILE (or LAYERED_MEMORY_SERVE__KEYS_FILE): "
                                    "create one with: layered-memory keys add FILE --tenant NAME")
     host, port = host or s.host, port if port is not None else s.port
-    with open_memory(ctx, root=True) as mem:
+    with open_memory(ctx, root=True, create=True) as mem:
         app = http_app(mem, _keys(keys_file, mem.tenant_id), documents=docs, host=host)
         click.echo(f"MCP over streamable HTTP at http://{host}:{port}/mcp", err=True)
         uvicorn.run(app, host=host, port=port, log_level="warning")

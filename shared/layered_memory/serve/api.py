@@ -49,6 +49,10 @@ logger = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
 DEFAULT_MAX_BODY_BYTES = 1_048_576
 PUBLIC = ("/", "/healthz", "/openapi.json", "/favicon.ico")
+PAGE_HEADERS = {  # the viewer runs only its own script and talks only to this server
+    "content-security-policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
+    "x-content-type-options": "nosniff", "referrer-policy": "no-referrer",
+}
 DAY = 24 * 3600.0
 
 
@@ -257,7 +261,7 @@ def create_app(
         return StreamingResponse(body(), media_type="text/event-stream", headers={"cache-control": "no-cache"})
 
     async def index(request: Request) -> Response:
-        return FileResponse(STATIC / "index.html", headers={"cache-control": "no-cache"})
+        return FileResponse(STATIC / "index.html", headers={"cache-control": "no-cache", **PAGE_HEADERS})
 
     async def openapi(request: Request) -> Response:
         return json_response(spec)
@@ -306,7 +310,7 @@ def create_app(
 
 class BearerAuthMiddleware(BearerAuth):
     def __init__(self, app: Any, keys: KeyRing) -> None:
-        super().__init__(app, keys, public=PUBLIC)
+        super().__init__(app, keys, public=PUBLIC, public_prefixes=("/static/",))
 
 
 def _version() -> str:

@@ -126,13 +126,15 @@ class BearerAuth:
     """ASGI middleware: a request without a known ``Authorization: Bearer <key>`` gets a JSON 401 and never
     reaches the app; a known key is left in the scope (``KEY_SCOPE``) for the handlers."""
 
-    def __init__(self, app: ASGIApp, keys: KeyRing, *, public: tuple[str, ...] = ()) -> None:
+    def __init__(self, app: ASGIApp, keys: KeyRing, *, public: tuple[str, ...] = (), public_prefixes: tuple[str, ...] = ()) -> None:
         self.app = app
         self.keys = keys
-        self.public = public  # paths served without a key (the viewer's static page)
+        self.public = public  # paths served without a key (the viewer's page, the OpenAPI document)
+        self.public_prefixes = public_prefixes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("path", "") in self.public or scope.get("path", "").startswith("/static/"):
+        path = scope.get("path", "")
+        if scope["type"] != "http" or path in self.public or path.startswith(self.public_prefixes):
             await self.app(scope, receive, send)
             return
         key = self.keys.resolve(bearer_token(scope))
