@@ -25,7 +25,7 @@ def find_chromium() -> str | None:
     return next((path for path in map(shutil.which, CANDIDATES) if path), None)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # not longer: Playwright's sync API keeps an event loop running in this thread while it is open
 def browser() -> Iterator[Any]:
     sync_api = pytest.importorskip("playwright.sync_api", reason='playwright is in the dev extra: pip install -e ".[dev]"')
     executable = find_chromium()

@@ -244,3 +244,18 @@ def test_streamable_http_maps_each_bearer_key_to_its_scope(store: LayeredMemory)
     assert "Lisbon" in as_anna and OTHER_MARK not in as_anna and BORIS_MARK not in as_anna
     assert OTHER_MARK in as_other and "Alfama" not in as_other
     assert refused.status_code == 401 and refused.json()["error"]["type"] == "Unauthorized"
+
+
+def test_document_tools_answer_as_the_adapters_do(tmp_path: Any) -> None:
+    mem = open_store(str(tmp_path), chat_model=False)
+    anna_docs = anna(mem)
+    anna_docs.documents.index_document("# Runbook\n\nRoll back the payments deploy with helm rollback payments.\n", name="runbook.md")
+    mem.flush()
+    calls = [("vector_rag", {"query": "how to roll back payments", "k": 3}), ("vector_rag", {"query": ""}),
+             ("search_repos", {"query": "rollback", "k": 0})]
+    _, results = session(build_server(fixed_binding(anna_docs), documents=True), calls)
+    assert results[0].content[0].text == doc_tools.vector_rag_tool(anna_docs, "how to roll back payments", 3) and not results[0].is_error
+    assert "helm rollback payments" in results[0].content[0].text
+    assert results[1].is_error and results[1].content[0].text == doc_tools.QUERY_REQUIRED
+    assert results[2].is_error and results[2].content[0].text.startswith("Error searching repositories: k=0")
+    mem.close()
