@@ -289,6 +289,7 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await anyio.to_thread.run_sync(engine.count_tokens, "warm up")  # the tokenizer loads once (~1.5 s), not on a first viewer
         monitors.start(keys.tenants)
         try:
             if mcp_server is not None:
