@@ -60,6 +60,10 @@ class RecordStore(Protocol):
     def window(self, tenant: str, *, user_id: str, session_key: str, limit: int) -> list[Message]:
         """The last ``limit`` messages of one user's session, oldest first."""
 
+    def chat_window(self, tenant: str, *, chat_id: str, session_key: str | None = None, limit: int) -> list[Message]:
+        """The last ``limit`` messages of one chat, whoever wrote them (of one session of it when
+        ``session_key`` is given), oldest first: a group chat's window."""
+
     def scan_messages(
         self,
         tenant: str,
@@ -73,7 +77,8 @@ class RecordStore(Protocol):
         """Messages with ``seq > after_seq`` matching the given fields, by ascending seq."""
 
     def count_messages(
-        self, tenant: str, *, user_id: str | None = None, session_key: str | None = None, after_seq: int = 0
+        self, tenant: str, *, user_id: str | None = None, session_key: str | None = None, after_seq: int = 0,
+        chat_id: str | None = None,
     ) -> int:
         """How many messages match (``seq > after_seq`` when given: the topic tier's backlog)."""
 

@@ -426,6 +426,16 @@ class PostgresRecordStore:
             rows = cur.fetchall()
         return [load_message(raw, seq) for raw, seq in reversed(rows)]
 
+    def chat_window(self, tenant: str, *, chat_id: str, session_key: str | None = None, limit: int) -> list[Message]:
+        tenant, limit = check_tenant(tenant), check_limit(limit)
+        if limit == 0:
+            return []
+        where, params = self._where(tenant, None, session_key, chat_id)
+        with self._autocommit("chat_window") as cur:  # (tenant, chat_id, seq) index, newest first
+            cur.execute(f"SELECT body::text, seq FROM {self._s}.lm_messages WHERE {where} ORDER BY seq DESC LIMIT %s", (*params, limit))
+            rows = cur.fetchall()
+        return [load_message(raw, seq) for raw, seq in reversed(rows)]
+
     @staticmethod
     def _where(tenant: str, user_id: str | None, session_key: str | None, chat_id: str | None) -> tuple[str, list[Any]]:
         clauses, params = ["tenant = %s"], [tenant]
@@ -460,9 +470,10 @@ class PostgresRecordStore:
         return [load_message(raw, seq) for raw, seq in rows]
 
     def count_messages(
-        self, tenant: str, *, user_id: str | None = None, session_key: str | None = None, after_seq: int = 0
+        self, tenant: str, *, user_id: str | None = None, session_key: str | None = None, after_seq: int = 0,
+        chat_id: str | None = None,
     ) -> int:
-        where, params = self._where(check_tenant(tenant), user_id, session_key, None)
+        where, params = self._where(check_tenant(tenant), user_id, session_key, chat_id)
         with self._autocommit("count_messages") as cur:
             cur.execute(f"SELECT COUNT(*) FROM {self._s}.lm_messages WHERE {where} AND seq > %s", (*params, after_seq))
             return int(cur.fetchone()[0])

@@ -405,6 +405,17 @@ class RedisRecordStore:
     def window(self, tenant: str, *, user_id: str, session_key: str, limit: int) -> list[Message]:
         return self._tail(tenant, f"s:{user_id}|{session_key}", limit, "window")
 
+    def chat_window(self, tenant: str, *, chat_id: str, session_key: str | None = None, limit: int) -> list[Message]:
+        """The chat's ZSET tail; with a session key, read deeper until ``limit`` of that session are found
+        (a chat usually is its own session: the first read is the answer)."""
+        limit, want = check_limit(limit), check_limit(limit)
+        while True:
+            tail = self._tail(tenant, f"c:{chat_id}", want, "chat_window")
+            found = [m for m in tail if session_key is None or m.session_key == session_key]
+            if len(found) >= limit or len(tail) < want:
+                return found[-limit:] if limit else []
+            want *= 4
+
     def _tail(self, tenant: str, zset: str, limit: int, op: str) -> list[Message]:
         """The newest ``limit`` messages of one of the tenant's ZSETs, oldest first."""
         base, limit = self._base(tenant), check_limit(limit)
@@ -465,9 +476,16 @@ class RedisRecordStore:
         return out
 
     def count_messages(
-        self, tenant: str, *, user_id: str | None = None, session_key: str | None = None, after_seq: int = 0
+        self, tenant: str, *, user_id: str | None = None, session_key: str | None = None, after_seq: int = 0,
+        chat_id: str | None = None,
     ) -> int:
         base = self._base(tenant)
+        if chat_id is not None and user_id is None and session_key is None:
+            with self._errors("count_messages"):
+                zset = f"{base}c:{chat_id}"
+                return int(self.client.zcount(zset, f"({int(after_seq)}", "+inf") if after_seq else self.client.zcard(zset))
+        if chat_id is not None or (user_id is None and session_key is not None):  # no ZSET for the pair: count by scanning
+            return sum(1 for _ in self._matching(tenant, user_id, session_key, chat_id, after_seq, "count_messages"))
         if user_id is None and session_key is not None:  # no ZSET per bare session: count by scanning
             return sum(1 for _ in self._matching(tenant, None, session_key, None, after_seq, "count_messages"))
         if user_id is None:

@@ -409,6 +409,13 @@ class SQLiteRecordStore:
             ).fetchall()
         return [load_message(raw, seq) for raw, seq in reversed(rows)]
 
+    def chat_window(self, tenant: str, *, chat_id: str, session_key: str | None = None, limit: int) -> list[Message]:
+        tenant, limit = check_tenant(tenant), check_limit(limit)
+        where, params = self._where(tenant, None, session_key, chat_id)
+        with self._read("chat_window") as conn:  # (tenant, chat_id, seq) index, newest first
+            rows = conn.execute(f"SELECT json, seq FROM messages WHERE {where} ORDER BY seq DESC LIMIT ?", (*params, limit)).fetchall()
+        return [load_message(raw, seq) for raw, seq in reversed(rows)]
+
     @staticmethod
     def _where(
         tenant: str, user_id: str | None, session_key: str | None, chat_id: str | None
@@ -440,9 +447,10 @@ class SQLiteRecordStore:
         return [load_message(raw, seq) for raw, seq in rows]
 
     def count_messages(
-        self, tenant: str, *, user_id: str | None = None, session_key: str | None = None, after_seq: int = 0
+        self, tenant: str, *, user_id: str | None = None, session_key: str | None = None, after_seq: int = 0,
+        chat_id: str | None = None,
     ) -> int:
-        where, params = self._where(check_tenant(tenant), user_id, session_key, None)
+        where, params = self._where(check_tenant(tenant), user_id, session_key, chat_id)
         with self._read("count_messages") as conn:
             return conn.execute(f"SELECT COUNT(*) FROM messages WHERE {where} AND seq > ?", [*params, after_seq]).fetchone()[0]
 

@@ -189,6 +189,19 @@ class RecordStoreConformance:
         assert store.window(A, user_id="nobody", session_key="s1", limit=5) == []
 
 
+    def test_chat_window_is_the_chats_last_messages_whoever_wrote_them(self, store: RecordStore) -> None:
+        rows = [msg(f"m{i}", user=f"u{i % 3}", chat="g1", session="g1" if i % 5 else "thread", n=i) for i in range(30)]
+        store.put_messages(A, rows + [msg("elsewhere", chat="g2", session="g1", n=31)])
+        store.put_messages(B, [msg("other-tenant", chat="g1", session="g1", tenant=B, n=32)])
+        assert ids(store.chat_window(A, chat_id="g1", limit=4)) == ["m26", "m27", "m28", "m29"]
+        in_session = [m.message_id for m in rows if m.session_key == "g1"]
+        assert ids(store.chat_window(A, chat_id="g1", session_key="g1", limit=6)) == in_session[-6:]
+        assert ids(store.chat_window(A, chat_id="g1", session_key="thread", limit=100)) == [f"m{i}" for i in range(0, 30, 5)]
+        assert store.chat_window(A, chat_id="g1", limit=0) == []
+        assert store.chat_window(A, chat_id="nowhere", limit=5) == []
+        assert ids(store.chat_window(B, chat_id="g1", limit=5)) == ["other-tenant"]
+
+
     def test_scan_filters_and_pages_by_after_seq(self, store: RecordStore) -> None:
         rows = [msg(f"m{i}", user=f"u{i % 2}", session=f"s{i % 3}", chat=f"c{i % 4}") for i in range(24)]
         store.put_messages(A, rows)
@@ -215,6 +228,16 @@ class RecordStoreConformance:
         assert store.count_messages(A, user_id="u1", session_key="s2") == 1
         assert store.count_messages(A, user_id="nobody") == 0
         assert store.count_messages(B) == 0
+
+    def test_count_messages_of_a_chat(self, store: RecordStore) -> None:
+        batch = [msg("a", chat="g"), msg("b", chat="g", user="u2"), msg("c", chat="g", session="t"), msg("d", chat="h")]
+        store.put_messages(A, batch)
+        assert store.count_messages(A, chat_id="g") == 3
+        assert store.count_messages(A, chat_id="g", session_key="s1") == 2
+        assert store.count_messages(A, chat_id="g", user_id="u2") == 1
+        assert store.count_messages(A, chat_id="g", after_seq=batch[1].seq) == 1
+        assert store.count_messages(A, chat_id="g", session_key="s1", after_seq=batch[0].seq) == 1
+        assert store.count_messages(A, chat_id="nowhere") == 0
 
     def test_count_messages_after_seq(self, store: RecordStore) -> None:
         """The topic tier's backlog: messages written after a cursor, with every filter."""
