@@ -143,6 +143,12 @@ def to_record(msg: BaseMessage, *, user_id: str | None, session_id: str, chat_id
     return record
 
 
+def personal_kind(records: Sequence[Mapping[str, Any]], session_id: str) -> str | None:
+    """``"personal"`` when every record's chat is the session itself (no chat given): a session keyed by
+    user, so another user's session of the same name is another conversation (``mem.chats``)."""
+    return "personal" if records and all(r.get("chat_id") == session_id for r in records) else None
+
+
 def engine_view(m: Message) -> dict[str, Any]:
     return {
         "message_id": m.message_id, "create_time": m.create_time.isoformat().replace("+00:00", "Z"),

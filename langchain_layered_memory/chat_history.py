@@ -23,7 +23,7 @@ from langchain_core.messages import BaseMessage
 
 from layered_memory import LayeredMemory
 
-from ._convert import context_refs, context_to_messages, text_of, to_message, to_record
+from ._convert import context_refs, context_to_messages, personal_kind, text_of, to_message, to_record
 
 Mode = Literal["messages", "context"]
 MODES = ("messages", "context")
@@ -138,12 +138,16 @@ class LayeredChatMessageHistory(BaseChatMessageHistory):
         twice, as ``InMemoryChatMessageHistory`` does."""
         records = self._records(messages)
         if records:
-            self.memory.add_messages(records)
+            self.memory.add_messages(records, chat_kind=self._kind(records))
 
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
         records = self._records(messages)
         if records:
-            await self.memory.aadd_messages(records)
+            await self.memory.aadd_messages(records, chat_kind=self._kind(records))
+
+    def _kind(self, records: Sequence[dict[str, Any]]) -> str | None:
+        """Without a ``chat_id`` the session is this user's own (``personal``); with one, a chat others may share."""
+        return personal_kind(records, self.session_id) if self.chat_id is None else None
 
     def clear(self) -> None:
         """Delete this session's messages (and its summary) from the engine."""

@@ -31,7 +31,7 @@ from llama_index.core.llms.llm import LLM
 from llama_index.core.memory.types import BaseMemory
 from llama_index.core.utils import get_tokenizer
 
-from ._convert import context_to_chat, from_engine, to_engine, without_tools
+from ._convert import PERSONAL, context_to_chat, from_engine, to_engine, without_tools
 from ._registry import Restorable, attach, bind_user
 from ._window import buffer_counter, pack
 
@@ -227,7 +227,7 @@ class LayeredChatMemory(Restorable, BaseMemory):
         count = len(self._mem.get_session_messages(None, self.session_id)) if self._needs_count() else None
         rows = self._reserve(messages, count)
         if rows:
-            self._mem.add_messages(rows)
+            self._mem.add_messages(rows, chat_kind=PERSONAL)
 
     async def aput(self, message: ChatMessage) -> None:
         await self.aput_messages([message])
@@ -236,7 +236,7 @@ class LayeredChatMemory(Restorable, BaseMemory):
         count = len(await self._mem.aget_session_messages(None, self.session_id)) if self._needs_count() else None
         rows = self._reserve(messages, count)
         if rows:
-            await self._mem.aadd_messages(rows)
+            await self._mem.aadd_messages(rows, chat_kind=PERSONAL)
 
     def _plan_set(self, messages: Sequence[ChatMessage], existing: Sequence[Message]) -> tuple[bool, list[dict[str, Any]]]:
         """(clear first?, rows to add): a history that extends what is stored only appends."""
@@ -253,7 +253,7 @@ class LayeredChatMemory(Restorable, BaseMemory):
         if clear:
             self._mem.clear_session(None, self.session_id)
         if rows:
-            self._mem.add_messages(rows)
+            self._mem.add_messages(rows, chat_kind=PERSONAL)
         with self._lock:
             self._count = None  # recounted at the next put
 
@@ -262,7 +262,7 @@ class LayeredChatMemory(Restorable, BaseMemory):
         if clear:
             await self._mem.aclear_session(None, self.session_id)
         if rows:
-            await self._mem.aadd_messages(rows)
+            await self._mem.aadd_messages(rows, chat_kind=PERSONAL)
         with self._lock:
             self._count = None
 

@@ -78,6 +78,9 @@ def check_tenants(core: Runtime, *, recreate_index: bool, repair_index: bool) ->
     from .doctor import Tenant, open_check, reindex
 
     for tenant in sorted({*core.records.tenants(), core.settings.tenant}):
+        learned = core.chats.backfill(tenant)  # once per tenant: memberships of messages stored before chats were tracked
+        if learned:
+            logger.info("learned the chat members of %d stored messages of tenant %s", learned, tenant)
         if recreate_index:
             logger.info("indexed %d records of tenant %s", reindex(Tenant(core, tenant)), tenant)
         else:

@@ -138,9 +138,20 @@ class SessionSummaries:
     def _user(self, user_id: str | None) -> str:
         return self.scope.user(user_id)
 
+    def _subject(self, user_id: str, session_id: str) -> tuple[str, dict[str, str]]:
+        """Whose summary a user reads for a session: in a group chat they are a member of, the chat's (one
+        summary of everyone's messages, key ``#chat|session``: no user id holds ``#``); else their own
+        (``user|session``: their messages and the ones they stored for the bot). With the messages' filter."""
+        chats = self._runtime.chats
+        carried = sorted(set(chats.chats_of_session(self.tenant_id, session_id)) & chats.member_chats(self.tenant_id, user_id))
+        if len(carried) == 1 and chats.info(self.tenant_id, carried[0])["kind"] == "group":
+            return f"#{carried[0]}|{session_id}", {"chat_id": carried[0], "session_key": session_id}
+        return f"{user_id}|{session_id}", {"user_id": user_id, "session_key": session_id}
+
     def get_summary(self, user_id: str | None, session_id: str) -> str | None:
         session_id = check_id("session_id", session_id)  # type: ignore[assignment]
-        doc = self._runtime.records.get_docs(self.tenant_id, SUMMARIES, [f"{self._user(user_id)}|{session_id}"])[0]
+        key, _ = self._subject(self._user(user_id), session_id)
+        doc = self._runtime.records.get_docs(self.tenant_id, SUMMARIES, [key])[0]
         return doc["text"] if doc else None
 
     def refresh_summary(self, user_id: str | None, session_id: str, *, force: bool = False) -> str | None:
@@ -151,18 +162,16 @@ class SessionSummaries:
     def _refresh(self, user_id: str, session_id: str, *, force: bool, score: bool) -> str | None:
         core = self._runtime
         mem_cfg = core.settings.memory
-        key = f"{user_id}|{session_id}"
+        key, where = self._subject(user_id, session_id)
         doc = core.records.get_docs(self.tenant_id, SUMMARIES, [key])[0] or {"text": "", "covered_seq": 0, "covered_count": 0}
-        total = core.records.count_messages(self.tenant_id, user_id=user_id, session_key=session_id)
+        total = core.records.count_messages(self.tenant_id, **where)
         uncovered_old = total - mem_cfg.short_term_window - doc["covered_count"]
         step = mem_cfg.summary_threshold_messages - mem_cfg.short_term_window
         if uncovered_old <= 0 or (not force and (total <= mem_cfg.summary_threshold_messages or uncovered_old < step)):
             if score and doc.get("quality_pending"):
-                self._score_pending(key, doc, user_id, session_id)
+                self._score_pending(key, doc, where)
             return doc["text"] or None
-        new = core.records.scan_messages(
-            self.tenant_id, user_id=user_id, session_key=session_id, after_seq=doc["covered_seq"], limit=uncovered_old
-        )
+        new = core.records.scan_messages(self.tenant_id, **where, after_seq=doc["covered_seq"], limit=uncovered_old)
         if not new:
             return doc["text"] or None
         previous = doc["text"]
@@ -185,10 +194,10 @@ class SessionSummaries:
         core.records.put_docs(self.tenant_id, SUMMARIES, {key: doc})
         return text
 
-    def _score_pending(self, key: str, doc: dict[str, Any], user_id: str, session_id: str) -> None:
+    def _score_pending(self, key: str, doc: dict[str, Any], where: dict[str, str]) -> None:
         """Score a version written on the request path (``get_context_for_user``) without one."""
         core = self._runtime
-        new = core.records.scan_messages(self.tenant_id, user_id=user_id, session_key=session_id,
+        new = core.records.scan_messages(self.tenant_id, **where,
                                          after_seq=int(doc.get("from_seq") or 0), limit=max(1, int(doc.get("span") or doc["covered_count"])))
         new = [m for m in new if (m.seq or 0) <= doc["covered_seq"]]
         previous = doc.get("previous") or ""
@@ -202,7 +211,8 @@ class SessionSummaries:
         version written by ``get_context_for_user``) and ``history`` the scores of earlier versions.
         None when the session has no summary."""
         session_id = check_id("session_id", session_id)  # type: ignore[assignment]
-        doc = self._runtime.records.get_docs(self.tenant_id, SUMMARIES, [f"{self._user(user_id)}|{session_id}"])[0]
+        key, _ = self._subject(self._user(user_id), session_id)
+        doc = self._runtime.records.get_docs(self.tenant_id, SUMMARIES, [key])[0]
         if not doc:
             return None
         return {"version": int(doc.get("version") or 1), "method": doc.get("method"), "updated": doc.get("updated"),
@@ -242,15 +252,14 @@ class SessionSummaries:
         extractive summary is cheap; with a model the refresh waits for ``process()``)."""
         core = self._runtime
         cfg = core.settings.memory
-        doc = core.records.get_docs(self.tenant_id, SUMMARIES, [f"{user_id}|{session_id}"])[0]
+        key, where = self._subject(user_id, session_id)
+        doc = core.records.get_docs(self.tenant_id, SUMMARIES, [key])[0]
         if core.chat_model is None:
             # Stale when the session is past the threshold and ``step`` messages older than the window
             # are uncovered: a bounded read of the uncovered messages decides (a COUNT grows with the session).
             covered = doc["covered_count"] if doc else 0
             need = cfg.summary_threshold_messages + (1 if covered == 0 else 0)
-            uncovered = core.records.scan_messages(
-                self.tenant_id, user_id=user_id, session_key=session_id, after_seq=doc["covered_seq"] if doc else 0, limit=need
-            )
+            uncovered = core.records.scan_messages(self.tenant_id, **where, after_seq=doc["covered_seq"] if doc else 0, limit=need)
             if len(uncovered) >= need:
                 return self._refresh(user_id, session_id, force=False, score=False)  # scored by the next process()
         return doc["text"] if doc else None

@@ -436,3 +436,4 @@ import isolation_probes_adapters  # noqa: E402,F401  (registers the LangChain / 
 import isolation_probes_documents  # noqa: E402,F401  (registers the document probes into TEMPLATES)
 import isolation_probes_native  # noqa: E402,F401  (registers the native async probes into TEMPLATES)
 import isolation_probes_scope  # noqa: E402,F401  (registers the scope-argument probes into TEMPLATES)
+import isolation_probes_chats  # noqa: E402,F401  (registers the group-chat probes into TEMPLATES)

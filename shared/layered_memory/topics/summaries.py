@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -37,6 +37,7 @@ from ..index.background import BackgroundIndexer
 from ..index.collection import Entry, IndexedCollection
 from ..index.outbox import Target, mark, write_sparse
 from ..index.filters import Eq, FilterSpec
+from ..index.scope import member_condition
 from ..session_summaries import extractive_summary
 from .llm import ModelCaller
 from .store import TopicStore
@@ -275,16 +276,17 @@ class Summarizer:
 
     def search(
         self, query: str, *, chat_id: str | None = None, user_id: str | None = None, k: int = 5,
-        vector: Sequence[float] | None = None, topic_ids: Sequence[str] | None = None,
+        vector: Sequence[float] | None = None, topic_ids: Sequence[str] | None = None, chats: Iterable[str] = (),
     ) -> list[tuple[dict[str, Any], float]]:
         """Latest summaries matching ``query``: BM25 and dense fused by RRF in the index (3.3.3),
         or BM25 over the stored summaries without one. Returns (payload-like doc, score), best first.
-        ``user_id`` keeps the topics that user took part in (the caller passes the scope's user)."""
+        ``user_id`` keeps the topics that user took part in or that belong to its member ``chats`` (the
+        caller passes the scope's user and chats)."""
         spec = FilterSpec.of(Eq("tenant", self.store.tenant), Eq("kind", KIND))
         if chat_id:
             spec = spec.and_(Eq("chat_id", chat_id))
         if user_id:
-            spec = spec.and_(Eq("user_ids", user_id))
+            spec = spec.and_(member_condition(user_id, chats, kind=KIND, owner_key="user_ids"))
         if topic_ids:
             spec = spec.and_(Eq("topic_id", list(topic_ids)))
         if self.coll.index is not None:
