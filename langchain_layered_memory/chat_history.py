@@ -130,6 +130,11 @@ class LayeredChatMessageHistory(BaseChatMessageHistory):
         # output): a message without an id gets a generated one on the stored record only.
         return [to_record(m, user_id=self.user_id, session_id=self.session_id, chat_id=self.chat_id) for m in messages]
 
+    def check_messages(self, messages: Sequence[BaseMessage]) -> None:
+        """Raise the error ``add_messages`` would raise for ``messages`` (e.g. a text over
+        ``max_content_chars``), writing nothing: ``with_layered_memory`` calls it before the model."""
+        self.memory.check_messages(self._records(messages))
+
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Store messages atomically (all or none); a message whose id is already stored is skipped.
 

@@ -243,6 +243,17 @@ class LayeredMemory:
         """The user a call acts on (the scope rule: a bound handle reaches only its user)."""
         return self.scope.user(user_id)
 
+    def check_messages(self, messages: Iterable[Mapping[str, Any] | Message]) -> list[Message]:
+        """Validate messages as ``add_messages`` would (fields, scope, ``max_content_chars``) and write
+        nothing: an adapter calls it before a model answers, so a refused turn costs no model call.
+
+        Raises:
+            InvalidInputError: the first rule a message breaks (field, value, rule and fix).
+        """
+        if isinstance(messages, (str, bytes, Mapping, Message)) or not isinstance(messages, Iterable):
+            raise InvalidInputError("messages", messages, "must be a list of dicts or Messages", "wrap one message in a list")
+        return [self._validate(m) for m in messages]
+
     # -- messages -----------------------------------------------------------------------------
     def _validate(self, data: Mapping[str, Any] | Message) -> Message:
         if not isinstance(data, (Mapping, Message)):
