@@ -36,7 +36,7 @@ from .chat_history import LayeredChatMessageHistory, Mode
 
 SAVE = "layered_memory_save"  # the configurable key of one call's save outcome
 NOT_STORED = ("with_layered_memory: the model answered, but this turn was not stored in layered memory "
-              "(the save after the model failed); the answer was not returned. Fix the cause and call again.")
+              "(the save after the model failed); fix the cause and call again")
 
 
 class _SaveOutcome:
