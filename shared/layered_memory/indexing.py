@@ -90,6 +90,8 @@ class Indexer:
         self._upgraded: set[str] = set()  # tenants checked for the schema v2 point upgrade
         # The previous turn each BM25-only point was written with (see index_sparse): refs, never texts.
         self.previous_refs: dict[tuple[str, MessageRef], MessageRef | None] = {}
+        # Messages put back in the outbox by an edit in this process (see bump): (tenant, ref) -> generation.
+        self.generations: dict[tuple[str, MessageRef], int] = {}
         if index is not None:
             index.ensure_collection(collection, dense_dim=embedder.dim if embedder else None, embedder=embedder.name if embedder else None)
 
@@ -258,6 +260,15 @@ class Indexer:
             prev = previous.get(m.ref)
             self.previous_refs[(tenant, m.ref)] = prev.ref if prev is not None else None
 
+    def bump(self, tenant: str, refs: Sequence[MessageRef]) -> None:
+        """An edit (under the engine's write lock) is about to put these messages back in the outbox: a writer
+        batch that read them before must neither upsert its old points nor clear the new pending flag."""
+        if len(self.generations) > 100_000:  # settled entries are dropped by the writer; this bounds the rest
+            self.generations.clear()
+        for r in refs:
+            key = (tenant, MessageRef(*r))
+            self.generations[key] = self.generations.get(key, 0) + 1
+
     def delete_messages(self, tenant: str, refs: Sequence[MessageRef]) -> None:
         if self.index is not None and refs:
             self.index.delete(self.collection, ids=[message_point_id(tenant, r) for r in refs])
@@ -314,23 +325,42 @@ class MessageOutbox:
         if ix._needs_upgrade(tenant):  # once per tenant after the schema 2 upgrade: the old path, under the lock
             with self.lock:
                 return ix.flush(tenant)
+        gens = ix.generations  # edits in this process (Indexer.bump); empty unless messages were edited
+        first = {r: gens.get((tenant, r)) for r in refs} if gens else {}
         msgs = [m for m in ix.records.get_messages(tenant, refs) if m is not None]
         texts = self._texts(tenant, msgs)
         vectors = ix.embedder.embed_documents([texts[m.ref] for m in msgs]) if ix.embedder is not None and msgs else []
         known = {m.ref: v for m, v in zip(msgs, vectors)}
         built = dict(zip((m.ref for m in msgs), ix.points(msgs, known=known, texts=[texts[m.ref] for m in msgs])))
         with self.lock:  # short: a read and an upsert (the writes waiting for it are single adds)
-            fresh = [m for m in ix.records.get_messages(tenant, [m.ref for m in msgs]) if m is not None]
+            # edited since the first read (text or previous turn): no old point, and they stay in the outbox
+            edited = {r for r in refs if gens.get((tenant, r)) != first.get(r)} if gens else set()
+            fresh = [m for m in ix.records.get_messages(tenant, [m.ref for m in msgs]) if m is not None and m.ref not in edited]
             read = {m.ref: m for m in msgs}
-            changed = [m for m in fresh if m != read[m.ref]]  # threaded (topic_id) or edited since the first read
+            changed = [m for m in fresh if m != read[m.ref]]  # threaded (topic_id) since the first read
             points = {**built, **dict(zip((m.ref for m in changed), ix.points(changed, known=known, texts=[texts[m.ref] for m in changed])))}
             if fresh:
                 ix.index.upsert(ix.collection, [points[m.ref] for m in fresh])
+            upserted = {r: gens.get((tenant, r)) for r in refs} if gens else {}
         # Outside the lock: its commit is the slow part, and a crash before it only indexes the batch again.
-        ix.records.mark_indexed(tenant, list(refs))
+        ix.records.mark_indexed(tenant, [r for r in refs if r not in edited])
         for r in refs:
             ix.previous_refs.pop((tenant, r), None)
+        if gens:
+            self._after_edits(tenant, [r for r in refs if r not in edited], upserted)
         return len(fresh)
+
+    def _after_edits(self, tenant: str, refs: Sequence[MessageRef], upserted: dict[MessageRef, int | None]) -> None:
+        """An edit between the upsert and ``mark_indexed`` just lost its pending flag: put it back. Refs no edit
+        touched since the upsert are settled and forgotten."""
+        ix, gens = self.indexer, self.indexer.generations
+        with self.lock:
+            again = [r for r in refs if gens.get((tenant, r)) != upserted.get(r)]
+            if again:
+                ix.records.update_messages(tenant, [m for m in ix.records.get_messages(tenant, again) if m is not None], reindex=True)
+            for r in refs:
+                if r not in again:
+                    gens.pop((tenant, r), None)
 
     def _texts(self, tenant: str, msgs: Sequence[Message]) -> dict[MessageRef, str]:
         """The texts the BM25 points were written with: the previous turns the write path saw; after a
