@@ -298,7 +298,7 @@ class Knowledge:
         if prof.get("profile_text"):
             lines.append(MemoryLine(f"[profile] {prof['profile_text']}", f"profile:{user_id}"))
         prefs = [f"{p['key']}={p['value']}" for p in prof.get("preferences", [])
-                 if p.get("status", "current") == "current" and not p.get("stale")]
+                 if p.get("status", "current") == "current" and not unsupported(p)]
         if prefs:
             lines.append(MemoryLine(f"[preferences] {'; '.join(prefs[:10])}", f"prefs:{user_id}"))
         return lines

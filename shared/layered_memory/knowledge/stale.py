@@ -3,10 +3,10 @@
 Facts keep their provenance (``graph.py``): entities and relations carry ``sources`` (message ids) and
 ``chat_ids``, a profile and its preferences their ``sources``. When a message the tier extracted from
 changes, every fact naming it gets a ``stale`` entry ``{"reason": "edit"|"delete", "chat_id", "message_id",
-"at"}`` (preferences: ``stale: true``); nothing is rewritten or deleted, so the history stays readable.
+"at"}``; nothing is rewritten or deleted, so the history stays readable.
 
-* The context's long tier leaves out an entity or relation that only stale messages support
-  (``unsupported``), and a preference marked stale.
+* The context's long tier leaves out an entity, relation or preference that only stale messages support
+  (``unsupported``: every source edited or deleted since).
 * An edited message is extracted again by the next ``process()`` (with a chat model): what its new text
   still says confirms the facts (their ``stale`` entry for it goes), what it says now is added.
 
@@ -55,7 +55,7 @@ def mark_stale(records: RecordStore, tenant: str, ref: MessageRef, user_id: str,
     if profile and ref.message_id in (profile.get("sources") or []):
         for pref in profile.get("preferences") or []:
             if ref.message_id in (pref.get("sources") or []):
-                pref["stale"] = True
+                _add(pref, why)
         records.put_docs(tenant, PROFILES, {user_id: _add(profile, why)})
         marked += 1
     return marked
