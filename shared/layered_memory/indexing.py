@@ -310,7 +310,8 @@ class MessageOutbox:
     def __init__(self, indexer: Indexer, lock: Any) -> None:
         self.indexer = indexer
         self.lock = lock
-        self._carry: dict[tuple[str, str, str], MessageRef] = {}  # (tenant, user, session) -> the last message embedded
+        # (tenant, user, session) -> (ref, seq) of the newest message embedded (an edited older one never moves it back)
+        self._carry: dict[tuple[str, str, str], tuple[MessageRef, int]] = {}
 
     def count(self, tenant: str) -> int:
         return self.indexer.records.count_pending(tenant)
@@ -345,7 +346,8 @@ class MessageOutbox:
         # Outside the lock: its commit is the slow part, and a crash before it only indexes the batch again.
         ix.records.mark_indexed(tenant, [r for r in refs if r not in edited])
         for r in refs:
-            ix.previous_refs.pop((tenant, r), None)
+            if r not in edited:  # an edited one keeps the previous turn its new BM25 point was written with
+                ix.previous_refs.pop((tenant, r), None)
         if gens:
             self._after_edits(tenant, [r for r in refs if r not in edited], upserted)
         return len(fresh)
@@ -369,7 +371,11 @@ class MessageOutbox:
         ix = self.indexer
         known = {m.ref: ix.previous_refs[(tenant, m.ref)] for m in msgs if (tenant, m.ref) in ix.previous_refs}
         rest = [m for m in msgs if m.ref not in known]
-        carried = {(u, s): r for (t, u, s), r in self._carry.items() if t == tenant} if rest else {}
+        first: dict[tuple[str, str], int] = {}  # the oldest seq of each session in the rest of the batch
+        for m in rest:
+            first[(m.user_id, m.session_key)] = min(first.get((m.user_id, m.session_key), m.seq or 0), m.seq or 0)
+        # carried only when older than the batch's part of its session (an edited older message is not its tail)
+        carried = {(u, s): r for (t, u, s), (r, seq) in self._carry.items() if t == tenant and seq < first.get((u, s), -1)}
         wanted = sorted({r for r in known.values() if r is not None} | set(carried.values()))
         by_ref = {m.ref: m for m in ix.records.get_messages(tenant, wanted) if m is not None} if wanted else {}
         previous: dict[MessageRef, Message | None] = {ref: by_ref.get(p) if p is not None else None for ref, p in known.items()}
@@ -377,7 +383,9 @@ class MessageOutbox:
             carry = {k: by_ref[r] for k, r in carried.items() if r in by_ref}
             previous.update(ix.previous_turns(tenant, rest, carry))
         for m in sorted(msgs, key=lambda m: m.seq or 0):
-            self._carry[(tenant, m.user_id, m.session_key)] = m.ref
+            key = (tenant, m.user_id, m.session_key)
+            if key not in self._carry or self._carry[key][1] < (m.seq or 0):
+                self._carry[key] = (m.ref, m.seq or 0)
         if len(self._carry) > 10_000:
             self._carry.clear()
         return {m.ref: ix.indexed_text(m, previous.get(m.ref)) for m in msgs}
