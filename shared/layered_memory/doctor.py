@@ -9,12 +9,14 @@ and repositories, and ``stale`` chunks of an interrupted write) the report count
 records, points, ``pending`` (records in the index writer's outbox: written, their point not complete
 yet; the normal index lag, not drift), ``missing`` (records without their point and without a pending
 marker: drift) and ``orphans`` (points whose record is gone with nothing pending: deleted text that
-search would still return). ``pending`` in the report's top level sums the writer's pending records
+search would still return); messages also count ``stale`` points (their payload hash is not the stored
+text's: an edit whose re-index another process's writer raced; repaired by indexing them again, and
+counted in ``missing`` too). ``pending`` in the report's top level sums the writer's pending records
 of messages, topic summaries, items and agents (a document's ``pending`` is an interrupted write: the
 ``outbox``).
 For the topic tier it counts ``unthreaded`` messages (stored, neither threaded nor queued) and topics
-whose ``message_count`` differs from their membership rows; ``outbox`` counts delete intents not yet
-drained. Every repair is idempotent: run it twice, the second run finds nothing.
+whose ``message_count`` differs from their membership rows; ``outbox`` counts delete (and edit) intents
+not yet drained. Every repair is idempotent: run it twice, the second run finds nothing.
 
 ``open_check`` runs when a store is opened: it drains the outbox, indexes pending messages, compares
 counts per kind (a few cheap requests) and repairs a kind whose counts disagree (an index that is
