@@ -156,12 +156,16 @@ def test_an_edited_message_that_no_longer_fits_is_threaded_again(tmp_path: Any) 
 
 def test_deleting_a_topics_messages_updates_and_finally_removes_it(tmp_path: Any) -> None:
     mem = make(tmp_path, model=Scripted())
-    mem.add_messages(rows(TRIP))
+    trip = rows(TRIP, replies=True)
+    trip[0]["user_id"] = "u2"  # u2 took part with m0 only
+    mem.add_messages(trip)
     mem.process()
     topic = mem.topics.topic_of("m0", chat_id="c1")
+    assert sorted(mem.topics.store.get([topic])[0]["user_ids"]) == ["u1", "u2"]  # type: ignore[index]
     assert mem.delete_message("c1", "m0")
     doc = mem.topics.store.get([topic])[0]
     assert doc["message_count"] == 5 and "m0" not in doc["recent"] and doc["summary_stale"]  # type: ignore[index]
+    assert doc["user_ids"] == ["u1"]  # type: ignore[index]  # u2's only message went: u2 no longer took part
     mem.process()
     assert OLD not in mem.topics.summary(topic).content  # type: ignore[union-attr,arg-type]
     for i in range(1, 6):

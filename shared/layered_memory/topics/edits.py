@@ -64,6 +64,7 @@ def _leave(core: Runtime, store: TopicStore, topic: dict[str, Any], chat_id: str
         return
     topic["message_count"] = count
     topic["recent"] = [i for i in topic.get("recent") or [] if i != message_id]
+    topic["user_ids"] = sorted({r["u"] for r in store.members(tid) if r.get("u")})  # who still took part
     if why is not None and _covers(topic, seq):
         _mark_summary_stale(core, store, topic, why)
     store.put([topic])
