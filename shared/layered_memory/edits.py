@@ -44,7 +44,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInputError, NotFoundError
-from .indexing import OUTBOX, drop_intent, put_intent
+from .indexing import drop_intent, put_intent
 from .models import Message, MessageRef, check_id, iso, parse_time, utcnow
 
 if TYPE_CHECKING:
@@ -64,10 +64,11 @@ def content_hash(text: str) -> str:
 class MessageEdits:
     """``edit_message`` / ``delete_message`` of one handle (the facade delegates to it)."""
 
-    def __init__(self, core: Runtime, scope: Scope, validate: Callable[[Mapping[str, Any]], Message]) -> None:
+    def __init__(self, core: Runtime, scope: Scope, validate: Callable[[Mapping[str, Any]], Message], drain: Callable[[], Any]) -> None:
         self.core = core
         self.scope = scope
         self._validate = validate  # the facade's: the same rules as add_message (content, max_content_chars, metadata)
+        self._drain = drain  # the facade's: finishes the tenant's interrupted deletes and edits (doctor.drain_outbox)
 
     def _own(self, chat_id: object, message_id: object, op: str) -> Message | None:
         """The stored message (None when not stored in this tenant); another user's is refused for a bound handle."""
@@ -165,10 +166,7 @@ class MessageEdits:
         """
         core, tenant = self.core, self.scope.tenant
         with core.write_lock:
-            if core.records.count_docs(tenant, OUTBOX):  # earlier intents first, as clear_session does
-                from .doctor import Tenant, drain_outbox
-
-                drain_outbox(Tenant(core, tenant))
+            self._drain()  # earlier intents first, as clear_session does
             old = self._own(chat_id, message_id, "delete")
             if old is None:
                 return False

@@ -82,7 +82,7 @@ class LayeredMemory:
         self.bound_user = self.scope.bound_user
         self._summaries = SessionSummaries(core, self.scope)
         self._user_data = UserData(core.records, self.scope)
-        self._edits = MessageEdits(core, self.scope, self._validate)
+        self._edits = MessageEdits(core, self.scope, self._validate, self._drain_outbox)
 
     # -- delegations: session summaries (seed 002) and user data, task memory, tasks ----------------
     get_summary = _delegate("_summaries", SessionSummaries, "get_summary")
