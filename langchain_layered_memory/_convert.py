@@ -30,6 +30,7 @@ from langchain_core.messages import (
     HumanMessage,
     SystemMessage,
     ToolMessage,
+    message_chunk_to_message,
 )
 
 from layered_memory import ContextMessage, Message
@@ -93,7 +94,8 @@ def _first(msg: BaseMessage, *names: str) -> Any:
 
 
 def to_record(msg: BaseMessage, *, user_id: str | None, session_id: str, chat_id: str | None = None) -> dict[str, Any]:
-    """An ``add_messages`` record for one LangChain message."""
+    """An ``add_messages`` record for one LangChain message (a streamed chunk is stored as its message)."""
+    msg = message_chunk_to_message(msg)  # AIMessageChunk -> AIMessage: what a streamed chain's output is
     message_id, original_id = safe_id(msg.id)
     text = text_of(msg.content)
     lc: dict[str, Any] = {"type": msg.type}

@@ -23,6 +23,7 @@ from ._async import async_twins
 from ._native import run_engine
 from .config import LayeredMemorySettings
 from .context import MemoryLine, assemble_context, check_context_args, message_key
+from .edits import MessageEdits
 from .errors import InvalidInputError
 from .index import Scope, check_user_id
 from .indexing import OUTBOX, drop_intent, put_intent
@@ -32,7 +33,7 @@ from .retrieval.plan import SearchPlan, aligned_vectors, plan_search
 from .opening import check_tenants, embedded_stores, server_stores, settings_stores
 from .runtime import Runtime, build_runtime
 from .stores.base import RecordStore, VectorIndex
-from .session_summaries import SessionSummaries
+from .session_summaries import SessionSummaries, stale_sessions
 from .userdata import UserData
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ class LayeredMemory:
         "get_context_for_user", "get_summary", "refresh_summary", "get_summary_quality", "evaluate_summary", "process", "reindex", "sync_index",
         "set_user_data", "get_user_data", "delete_user_data", "add_tool_result", "get_task_memory",
         "clear_task_memory", "create_task", "update_task", "complete_task", "list_tasks", "get_task", "optimize", "close",
-        "doctor", "flush", "status",
+        "doctor", "flush", "status", "edit_message", "delete_message",
     )
     _NATIVE = ("add_message", "add_messages", "search", "get_context_for_user")  # on the loop itself on server backends
 
@@ -82,6 +83,7 @@ class LayeredMemory:
         self.bound_user = self.scope.bound_user
         self._summaries = SessionSummaries(core, self.scope)
         self._user_data = UserData(core.records, self.scope)
+        self._edits = MessageEdits(core, self.scope, self._validate, self._drain_outbox)
 
     # -- delegations: session summaries (seed 002) and user data, task memory, tasks ----------------
     get_summary = _delegate("_summaries", SessionSummaries, "get_summary")
@@ -99,6 +101,9 @@ class LayeredMemory:
     update_task = _delegate("_user_data", UserData, "update_task")
     complete_task = _delegate("_user_data", UserData, "complete_task")
     list_tasks = _delegate("_user_data", UserData, "list_tasks")
+    # a platform's edit or delete of one message (layered_memory.edits): re-indexed, summaries and facts marked stale
+    edit_message = _delegate("_edits", MessageEdits, "edit_message")
+    delete_message = _delegate("_edits", MessageEdits, "delete_message")
 
     # -- construction (which stores: opening.py) ------------------------------------------------
     @classmethod
@@ -255,6 +260,13 @@ class LayeredMemory:
         """The user a call acts on (the scope rule: a bound handle reaches only its user)."""
         return self.scope.user(user_id)
 
+    def check_messages(self, messages: Iterable[Mapping[str, Any] | Message]) -> list[Message]:
+        """Validate as ``add_messages`` does (fields, scope, ``max_content_chars``; raises ``InvalidInputError``),
+        writing nothing: adapters call it before the model answers, so a refused turn costs no model call."""
+        if isinstance(messages, (str, bytes, Mapping, Message)) or not isinstance(messages, Iterable):
+            raise InvalidInputError("messages", messages, "must be a list of dicts or Messages", "wrap one message in a list")
+        return [self._validate(m) for m in messages]
+
     # -- messages -----------------------------------------------------------------------------
     def _validate(self, data: Mapping[str, Any] | Message) -> Message:
         if not isinstance(data, (Mapping, Message)):
@@ -280,7 +292,9 @@ class LayeredMemory:
         """Store one message (seed 001 fields + session_key + metadata); idempotent by (chat_id, message_id).
 
         Message ids are unique per chat (as Telegram numbers them): the same id in another chat is
-        another message. Adding a stored message again returns the stored copy unchanged.
+        another message. Adding a stored message again returns the stored copy unchanged, even when the
+        new call carries another text (a retry never overwrites): to change a stored message's content use
+        ``edit_message``, to remove it ``delete_message`` (docs/edits.md).
 
         Durable in the RecordStore before it returns, then indexed (BM25 + dense).
 
@@ -510,6 +524,7 @@ class LayeredMemory:
         core = self._core
         done = {"indexed": self.sync_index(), "summaries": 0}
         unbound = LayeredMemory(core, self.tenant_id)
+        core.summary_jobs.update(stale_sessions(core.records, self.tenant_id))  # summaries an edit or delete made stale
         for job in sorted(j for j in core.summary_jobs if j[0] == self.tenant_id):
             core.summary_jobs.discard(job)
             before = unbound.get_summary(job[1], job[2])

@@ -73,6 +73,17 @@ def p_lc_history_write_and_clear(h, w, a):
     out = hist.messages
     hist.clear()
     return out
+@probe("langchain", "write")
+def p_lc_history_edit_victims(h, w, a):
+    from langchain_core.messages import HumanMessage
+    from langchain_layered_memory import LayeredChatMessageHistory
+    hist = LayeredChatMessageHistory(h, user_id=uid(h), session_id=S1)
+    return hist.edit_message(HumanMessage(content="overwritten", id=w.message_ids[S1][1]))
+@probe("langchain", "write")
+def p_lc_history_delete_victims(h, w, a):
+    from langchain_layered_memory import LayeredChatMessageHistory
+    hist = LayeredChatMessageHistory(h, user_id=uid(h), session_id=S1)
+    return [hist.delete_message(w.message_ids[S1][1]), run_async(hist.adelete_message(w.message_ids[S1][2]))]
 
 
 def lc_request(text: str, context: dict[str, Any]) -> Any:

@@ -399,11 +399,19 @@ def snapshot(world: World) -> dict[str, Any]:
         snap[f"task memory {t}"] = [(r["content"], r.get("user_id")) for r in mem.get_task_memory(t)]
     snap["tasks"] = [(t.task_id, t.title, t.description, t.status) for t in mem.list_tasks(VICTIM)]
     snap["items"] = sorted((i.namespace, i.key, json.dumps(i.value, sort_keys=True)) for i in mem.items.search(NS, limit=1000))
-    snap["topics"] = [(t.topic_id, t.title) for t in (mem.topics.get(tid) for tid in world.topic_ids)]
-    snap["topic summaries"] = [(s.content if (s := mem.topics.summary(tid)) else None) for tid in world.topic_ids]
+    kept = [tid for tid, d in zip(world.topic_ids, mem.topics.store.get(world.topic_ids)) if d is not None]  # a delete may remove one
+    snap["topics"] = [(t.topic_id, t.title) for t in (mem.topics.get(tid) for tid in kept)] + [(t, None) for t in world.topic_ids if t not in kept]
+    snap["topic summaries"] = [(s.content if (s := mem.topics.summary(tid)) else None) for tid in kept]
     prof = mem.knowledge.store.profile(VICTIM)
     snap["profile"] = prof.get("profile_text") if prof else None
-    snap["entities"] = sorted(e["entity_name"] for e in mem.knowledge.store.all_entities() if VICTIM in (e.get("user_ids") or []))
+    entities = [e for e in mem.knowledge.store.all_entities() if VICTIM in (e.get("user_ids") or [])]
+    snap["entities"] = sorted(e["entity_name"] for e in entities)
+    # what an edit or a delete marks: nothing of the victim's may go stale through another handle
+    snap["stale marks"] = (
+        [(q or {}).get("stale") for q in (mem.get_summary_quality(VICTIM, s) for s in SESSIONS)],
+        [(d or {}).get("summary_stale") for d in mem.topics.store.get(world.topic_ids)],
+        sorted(json.dumps(e.get("stale"), sort_keys=True) for e in entities), (prof or {}).get("stale"),
+    )
     docs = world.victim.documents
     snap["documents"] = sorted((d["source"], d["version"], d["chunks"]) for d in docs.list_documents())
     snap["repos"] = sorted((r["repo"], r["files"]) for r in docs.list_repos())

@@ -368,8 +368,9 @@ class PostgresRecordStore:
         logger.debug("postgres put_messages tenant=%s new=%d of %d", tenant, seq - start, len(rows))
         return [seqs.get(i) is not None for i in range(len(rows))]
 
-    def update_messages(self, tenant: str, messages: Sequence[Message]) -> None:
-        """Overwrite stored messages by (chat_id, message_id), keeping ``seq`` and the indexed flag.
+    def update_messages(self, tenant: str, messages: Sequence[Message], *, reindex: bool = False) -> None:
+        """Overwrite stored messages by (chat_id, message_id), keeping ``seq``; the indexed flag too, unless
+        ``reindex`` puts them back in the index outbox (in the same transaction).
 
         Raises:
             NotFoundError: a message is not stored (nothing is written then).
@@ -380,10 +381,11 @@ class PostgresRecordStore:
         if not last:
             return
         new = [m for m, _ in last.values()]
+        pending = ", indexed = false" if reindex else ""
         with self._tx("update_messages") as cur:
             cur.execute(
                 f"UPDATE {self._s}.lm_messages m SET user_id = u.user_id, session_key = u.session_key, role = u.role,"
-                " topic_id = u.topic_id, create_time = u.create_time, body = u.body"
+                f" topic_id = u.topic_id, create_time = u.create_time, body = u.body{pending}"
                 " FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[],"
                 " %s::timestamptz[], %s::json[]) AS u(chat_id, message_id, user_id, session_key, role, topic_id,"
                 " create_time, body) WHERE m.tenant = %s AND m.chat_id = u.chat_id AND m.message_id = u.message_id"
@@ -485,6 +487,20 @@ class PostgresRecordStore:
             rows = sorted(cur.fetchall())
         logger.debug("postgres delete_messages tenant=%s user=%s deleted=%d", tenant, user_id, len(rows))
         return [MessageRef(chat, mid) for _, chat, mid in rows]
+
+    def delete_refs(self, tenant: str, refs: Sequence[MessageRef]) -> list[MessageRef]:
+        tenant, pairs = check_tenant(tenant), list(dict.fromkeys(ref_pairs(refs)))
+        wanted = [p for p in pairs if "\x00" not in p[0] + p[1]]
+        if not wanted:
+            return []
+        with self._autocommit("delete_refs") as cur:
+            cur.execute(
+                f"DELETE FROM {self._s}.lm_messages m USING unnest(%s::text[], %s::text[]) AS r(c, i)"
+                " WHERE m.tenant = %s AND m.chat_id = r.c AND m.message_id = r.i RETURNING m.chat_id, m.message_id",
+                ([c for c, _ in wanted], [i for _, i in wanted], tenant),
+            )
+            gone = {(c, i) for c, i in cur.fetchall()}
+        return [MessageRef(*p) for p in pairs if p in gone]
 
     def tenants(self) -> list[str]:
         """Every tenant that ever stored a message or document (deleting everything keeps it listed)."""

@@ -375,8 +375,9 @@ class RedisRecordStore:
                 original.seq = int(seq)
         return [bool(s) for s in seqs]
 
-    def update_messages(self, tenant: str, messages: Sequence[Message]) -> None:
-        """Overwrite stored messages by (chat_id, message_id), keeping ``seq`` and the pending flag.
+    def update_messages(self, tenant: str, messages: Sequence[Message], *, reindex: bool = False) -> None:
+        """Overwrite stored messages by (chat_id, message_id), keeping ``seq``; the pending flag too, unless
+        ``reindex`` puts them back in the index outbox (in the same script).
 
         Raises:
             NotFoundError: a message is not stored (nothing is written then).
@@ -385,7 +386,7 @@ class RedisRecordStore:
         rows = [dump_message(tenant, m) for m in messages]
         if rows:
             with self._errors("update_messages"):
-                self._update(keys=[base + "m"], args=self._message_args(base, rows))
+                self._update(keys=[base + "m", base + "pend"] if reindex else [base + "m"], args=self._message_args(base, rows))
             self._acked(tenant, "update_messages")
 
     def get_messages(self, tenant: str, refs: Sequence[MessageRef]) -> list[Message | None]:
@@ -505,6 +506,18 @@ class RedisRecordStore:
         self._acked(tenant, "delete_messages")
         logger.debug("redis delete_messages tenant=%s user=%s deleted=%d", tenant, user_id, len(ids))
         return [_ref(i) for i in ids]
+
+    def delete_refs(self, tenant: str, refs: Sequence[MessageRef]) -> list[MessageRef]:
+        base = self._base(tenant)
+        members = list(dict.fromkeys(_member(*pair) for pair in ref_pairs(refs)))
+        gone: list[MessageRef] = []
+        for start in range(0, len(members), _BATCH):
+            with self._errors("delete_refs"):
+                gone += [_ref(i) for i in self._delete(keys=[base + "m", base + "all", base + "pend"],
+                                                       args=[base, *members[start : start + _BATCH]])]
+        if members:
+            self._acked(tenant, "delete_refs")
+        return gone
 
     def tenants(self) -> list[str]:
         """Every tenant that ever stored a message or document (deleting everything keeps it listed)."""

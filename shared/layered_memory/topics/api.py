@@ -39,6 +39,7 @@ from .llm import ModelCaller
 from .recall import MessageReader, short_term
 from .deep_search import TopicHit, TopicSearchResult, fuse_topics, quality_brief, summary_hit
 from .store import TOPIC_MSGS, TopicStore, seq_key
+from .edits import rethread
 from .summaries import Summarizer, due_by_schedule
 from .threading import Threader, sweep_idle
 
@@ -127,6 +128,7 @@ class TopicRuntime:
         if not self.settings.enabled:
             return done
         with self.lock:
+            done["rethreaded"] = rethread(self, tenant)  # edited messages that no longer fit their topic: threaded again below
             while True:
                 n = self.thread_batch(tenant)
                 done["threaded"] += n
@@ -284,7 +286,8 @@ class TopicRuntime:
         except Exception as exc:
             logger.warning("topic summary search failed (%s)", type(exc).__name__)
             return []
-        return [MemoryLine(f"[topic: {p.get('title')}] {p.get('text')}", str(p.get("summary_id") or p.get("id"))) for p, _ in hits]
+        return [MemoryLine(f"[topic: {p.get('title')}] {p.get('text')}", str(p.get("summary_id") or p.get("id")))
+                for p, _ in hits if not p.get("stale")]  # stale: quotes an edited or deleted message until rewritten
 
 
 def _to_topic(doc: dict[str, Any]) -> Topic:

@@ -200,8 +200,8 @@ class Summarizer:
         if not msgs:
             logger.warning("topic %s has no messages to summarize", topic_id)
             return None
-        previous = ""
-        if total > len(msgs) and topic.get("summary_version"):
+        previous = ""  # a stale summary (an edited or deleted message) is never carried into the next version
+        if total > len(msgs) and topic.get("summary_version") and not topic.get("summary_stale"):
             prev = self.store.latest_summaries([topic]).get(topic_id)
             previous = prev["content"] if prev else ""
         t0 = time.perf_counter()
@@ -231,6 +231,7 @@ class Summarizer:
             "summary_version": version, "covered_count": total, "covered_seq": max(m.seq or 0 for m in msgs),
             "last_summary_time": iso(now), "keywords": keywords,
         })
+        topic.pop("summary_stale", None)
         self.store.put([topic])
         if index:
             self.index_summaries([doc])
@@ -293,7 +294,9 @@ class Summarizer:
             found = self.coll.query(query, spec, k=k, vector=vector)
             return [(h.payload, h.score) for h in found.hits]
         topics = [t for t in self.store.all_topics(chat_id=chat_id) if t.get("summary_version")]
-        records = [(d["summary_id"], {**d, **self._payload(d)}, self._text(d)) for d in self.store.latest_summaries(topics).values()]
+        stale = {t["topic_id"] for t in topics if t.get("summary_stale")}
+        records = [(d["summary_id"], {**d, **self._payload(d), **({"stale": 1} if d["topic_id"] in stale else {})}, self._text(d))
+                   for d in self.store.latest_summaries(topics).values()]
         return [(h.payload, h.score) for h in self.coll.query_records(query, spec, records, k=k).hits]
 
 
