@@ -16,11 +16,21 @@ from ._base import open_memory
 
 @contextmanager
 def progress_bars(enabled: bool = True) -> Iterator[None]:
-    """One tqdm bar per stage the work reports (on stderr; off with --quiet or when stderr is not a terminal
-    and nothing long runs: tqdm draws nothing below its own refresh interval)."""
+    """One tqdm bar per stage the work reports, on stderr when it is a terminal. A bar redraws itself with
+    carriage returns and escape codes, noise in a log file or a pipe: there each stage gets one plain line
+    at the end (``files: 2/2``). Off with --quiet."""
     from tqdm import tqdm
 
     bars: dict[str, Any] = {}
+    if enabled and not sys.stderr.isatty():
+        last: dict[str, tuple[int, int | None]] = {}
+        try:
+            with progress_to(lambda stage, done, total: last.__setitem__(stage, (done, total))):
+                yield
+        finally:
+            for stage, (done, total) in last.items():
+                click.echo(f"{stage}: {done}/{total}" if total is not None else f"{stage}: {done}", err=True)
+        return
 
     def show(stage: str, done: int, total: int | None) -> None:
         bar = bars.get(stage)
