@@ -56,6 +56,7 @@ CLI_FLAGS: dict[str, tuple[str, str]] = {
     "max_vectors": ("--max-vectors", "e.g. --max-vectors 100000"),
     "days": ("--days", "e.g. --days 30"),
     "period_days": ("--period-days", "e.g. --period-days 14"),
+    "encoding": ("--encoding", "e.g. --encoding latin-1"),
 }
 
 
