@@ -99,11 +99,12 @@ def test_mmr_matches_in_memory(pair, emb, k: int, fetch_k: int, lambda_mult: flo
     assert _ids(ours.max_marginal_relevance_search("foo qux", k=k, fetch_k=fetch_k, filter={"team": "hr"})) == want
 
 
-async def test_mmr_async_and_retriever_match_in_memory(pair) -> None:
+async def test_mmr_async_and_retriever_match_in_memory(pair, emb) -> None:
     ours, ref = pair
     kw = {"k": 3, "fetch_k": 6, "lambda_mult": 0.2}
     want = _ids(ref.max_marginal_relevance_search("foo", **kw))
     assert _ids(await ours.amax_marginal_relevance_search("foo", **kw)) == want
+    assert _ids(await ours.amax_marginal_relevance_search_by_vector(emb.embed_query("foo"), **kw)) == want
     assert _ids(ours.as_retriever(search_type="mmr", search_kwargs=kw).invoke("foo")) == want
     assert _ids(await ours.as_retriever(search_type="mmr", search_kwargs=kw).ainvoke("foo")) == want
     assert want == _ids(ref.as_retriever(search_type="mmr", search_kwargs=kw).invoke("foo"))
