@@ -124,11 +124,12 @@ class LayeredMemoryVectorStore(VectorStore):
 
     def _embed_query(self, query: str) -> list[float]:
         from layered_memory.documents.results import check_query
+        from layered_memory.errors import CapabilityError
 
         emb = self.memory.embedder  # type: ignore[union-attr]
         if emb is None:
-            raise ValueError("max_marginal_relevance_search needs the engine's embedder; open the engine with one "
-                             "(LayeredMemory.embedded(path, embedder=...)) or use similarity_search")
+            raise CapabilityError("max_marginal_relevance_search needs the engine's embedder; open the engine with one "
+                                  "(LayeredMemory.embedded(path, embedder=...)) or use similarity_search")
         return emb.embed_query(check_query(query))
 
     def _select_relevance_score_fn(self) -> Any:

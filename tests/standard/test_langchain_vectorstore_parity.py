@@ -77,6 +77,9 @@ def test_search_by_vector_matches_in_memory(pair, emb, query: str) -> None:
     assert [d.id for d, _ in got] == [d.id for d, _ in want]
     assert [s for _, s in got] == pytest.approx([s for _, s in want], abs=1e-5)
     assert got[0][0].page_content == want[0][0].page_content and got[0][0].metadata == want[0][0].metadata
+    import numpy as np
+
+    assert _ids(ours.similarity_search_by_vector(np.array(vec, dtype=np.float32), k=3)) == _ids(ref.similarity_search_by_vector(vec, k=3))
     only_ops = ours.similarity_search_by_vector(vec, k=8, filter={"team": "ops"})
     assert _ids(only_ops) == _ids(ref.similarity_search_by_vector(vec, k=8, filter=lambda d: d.metadata["team"] == "ops"))
 

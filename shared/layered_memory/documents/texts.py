@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import numbers
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -179,7 +180,7 @@ class Texts:
         if core.index is None or core.embedder is None:
             raise CapabilityError("a search by vector needs a vector index and an embedder (the engine keeps no "
                                   "vectors without them); open the engine with one, or search by text")
-        if isinstance(vector, (str, bytes)) or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vector):
+        if isinstance(vector, (str, bytes)) or not all(isinstance(x, numbers.Real) and not isinstance(x, bool) for x in vector):
             raise InvalidInputError("embedding", vector, "must be a list of numbers", "pass the engine embedder's embed_query(text)")
         if len(vector) != core.embedder.dim:
             raise InvalidInputError("embedding", f"{len(vector)} numbers", f"must have the engine embedder's {core.embedder.dim} dimensions",
