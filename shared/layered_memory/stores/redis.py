@@ -216,12 +216,30 @@ class RedisRecordStore:
                 "wait for the cluster to recover (a failover takes about cluster-node-timeout) or check its nodes",
                 backend="redis", op=op,
             ) from exc
+        except redis.exceptions.MovedError as exc:  # only a single-server client sees MOVED: a cluster client follows it
+            raise self._cluster_node_error(f"it answered {op} with MOVED {exc}") from None
         except redis.exceptions.ResponseError as exc:
             if str(exc).startswith("NOTFOUND "):
                 raise NotFoundError(not_stored(None, _ref(str(exc).split()[1]))) from None
             raise BackendError(f"Redis at {self.address} refused {op}: {exc}", backend="redis", op=op) from exc
         except redis.exceptions.RedisError as exc:
             raise BackendError(f"Redis {op} failed at {self.address}: {exc}", backend="redis", op=op) from exc
+
+    def _cluster_node_error(self, evidence: str) -> ConfigurationError:
+        return ConfigurationError(
+            f"Redis at {self.address} is a Redis Cluster node ({evidence}), and a redis:// url opens a single "
+            f"server; use redis+cluster://{self.address} (rediss+cluster:// with TLS, or cluster=True) so the "
+            "client follows the cluster's slots"
+        )
+
+    def _refuse_cluster_node(self) -> None:
+        """A single-server client on a cluster node works only for the keys of that node's slots: refuse it."""
+        try:
+            enabled = str(self.client.info("cluster").get("cluster_enabled", 0)) == "1"
+        except redis.exceptions.ResponseError:  # INFO disabled (some managed Redis): a MOVED reply says it later
+            return
+        if enabled:
+            raise self._cluster_node_error("cluster_enabled:1")
 
     def _wait_text(self) -> str:
         """How long a timed-out call waited: socket_timeout times the attempts the client's retry makes."""
@@ -299,10 +317,13 @@ class RedisRecordStore:
 
         Raises:
             BackendUnavailable: Redis cannot be reached.
+            ConfigurationError: a single-server url (redis://) names a Redis Cluster node.
             SchemaMismatch: the keys were written by a newer layered-memory.
         """
         key = f"{self.prefix}:schema"
         with self._errors("setup"):
+            if not self.cluster:
+                self._refuse_cluster_node()
             self.client.set(key, SCHEMA_VERSION, nx=True)
             found = int(self.client.get(key) or 0)
         if found > SCHEMA_VERSION:
