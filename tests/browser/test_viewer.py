@@ -141,7 +141,6 @@ def test_a_deleted_fact_is_gone_from_search(page: Any, tmp_path: Path) -> None:
     mem.close()
 
 
-@pytest.mark.skipif(not hasattr(LayeredMemory, "delete_message"), reason="LayeredMemory.delete_message (issue 24) is not in this engine yet")
 def test_a_deleted_message_is_gone_from_the_chat(page: Any, tmp_path: Path) -> None:
     mem = open_store(str(tmp_path), chat_model=False)
     seed(mem)

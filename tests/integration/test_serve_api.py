@@ -286,7 +286,6 @@ def test_a_user_key_forgets_a_shared_fact_only_for_its_user(tmp_path: Any) -> No
     mem.close()
 
 
-@pytest.mark.skipif(not hasattr(LayeredMemory, "delete_message"), reason="LayeredMemory.delete_message (issue 24) is not in this engine yet")
 def test_deleting_a_message_removes_it_from_the_chat_and_search(tmp_path: Any) -> None:
     mem = open_store(str(tmp_path), chat_model=False)
     seed(mem)

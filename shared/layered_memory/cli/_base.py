@@ -56,6 +56,7 @@ CLI_FLAGS: dict[str, tuple[str, str]] = {
     "max_vectors": ("--max-vectors", "e.g. --max-vectors 100000"),
     "days": ("--days", "e.g. --days 30"),
     "period_days": ("--period-days", "e.g. --period-days 14"),
+    "encoding": ("--encoding", "e.g. --encoding latin-1"),
 }
 
 
@@ -65,7 +66,10 @@ def cli_message(exc: LayeredMemoryError) -> str:
         flag, example = CLI_FLAGS[exc.field]
         value = exc.value if isinstance(exc.value, (str, int, float)) else str(exc)
         fix = exc.fix if "=" not in exc.fix and "(" not in exc.fix else example
-        return f"{flag} {value!r}: {exc.rule}; {fix}"
+        rule = exc.rule
+        if rule.endswith(" or None"):  # Python's None is a flag left out, from the shell
+            rule = rule.removesuffix(" or None") + f" (or leave {flag} out)"
+        return f"{flag} {value!r}: {rule}; {fix}"
     return str(exc)
 
 
@@ -125,6 +129,13 @@ def record_file(settings: LayeredMemorySettings) -> str | None:
     if settings.redis.url or settings.postgres.url:
         return None
     return settings.sqlite.path or os.path.join(settings.data_dir, "records.sqlite3")
+
+
+def tenant_of(ctx: click.Context) -> str:
+    """The tenant the root options name, without opening anything (checks that must run before a store exists)."""
+    o = ctx.obj
+    check_env(os.environ)
+    return settings_of(o["path"], o["tenant"], o["redis_url"], o["qdrant_url"], o.get("postgres_url")).tenant
 
 
 @contextmanager

@@ -27,6 +27,7 @@ from ..index.points import point_id
 from ..topics.store import TopicStore
 from .extract import ENTITY_TYPES, build_profile, extract_entities, extract_relations
 from .graph import ENTITIES, RELATIONS, KnowledgeStore, entity_id
+from .stale import KG_STATE, REEXTRACT, reextract_batch, unsupported
 
 if TYPE_CHECKING:
     from ..index import Scope
@@ -38,7 +39,6 @@ logger = logging.getLogger(__name__)
 __all__ = ["Knowledge", "KnowledgeRuntime"]
 
 KG_JOBS = "kg_jobs"
-KG_STATE = "kg_state"
 KNOWLEDGE_OPS = ("extract_entities", "extract_relations", "build_profile")
 MAX_EXTRACT_MESSAGES = 100
 ENTITY_KIND = "entity"
@@ -65,6 +65,7 @@ class KnowledgeRuntime:
         if self.core.chat_model is None:
             return done
         with self.lock:
+            self._reextract(tenant)
             while True:
                 jobs = self.core.records.list_docs(tenant, KG_JOBS, limit=50)
                 if not jobs:
@@ -76,6 +77,19 @@ class KnowledgeRuntime:
                         logger.warning("knowledge extraction of topic %s failed (%s: %s)", topic_id, type(exc).__name__, exc)
                     self.core.records.delete_docs(tenant, KG_JOBS, [topic_id])
                     done["knowledge_jobs"] += 1
+
+    def _reextract(self, tenant: str) -> None:
+        """Extract edited messages again (``knowledge.stale``): their new text confirms or adds facts."""
+        while True:
+            keys, by_chat = reextract_batch(self.core.records, tenant)
+            if not keys:
+                return
+            for msgs in by_chat.values():
+                try:
+                    self.extract_messages(tenant, msgs)
+                except Exception as exc:  # the model failed: the facts stay marked stale
+                    logger.warning("knowledge re-extraction failed (%s: %s)", type(exc).__name__, exc)
+            self.core.records.delete_docs(tenant, REEXTRACT, keys)
 
     # -- the entity index: points of kind "entity" in the engine's collection -------------------------
     def collection(self) -> IndexedCollection:
@@ -179,9 +193,10 @@ class KnowledgeRuntime:
             kn = Knowledge(self.core, scope.narrow(user_id))
             lines = kn.profile_lines(user_id)
             for e in kn.search_entities(text, k=3, vector=vector):
-                if e["relevance"] <= 0:
-                    continue
-                facts = "; ".join(f"{r['source_name']} {r['type']} {r['target_name']}" for r in kn.query_graph(e["entity_name"], max_depth=1)["edges"][:3])
+                if e["relevance"] <= 0 or unsupported({"sources": e["sources"], "stale": e["metadata"]["stale"]}):
+                    continue  # only edited or deleted messages said it
+                edges = [r for r in kn.query_graph(e["entity_name"], max_depth=1)["edges"] if not unsupported(r)]
+                facts = "; ".join(f"{r['source_name']} {r['type']} {r['target_name']}" for r in edges[:3])
                 line = f"[fact] {e['entity_name']} ({e['entity_type']}): {e['description']}" + (f" | {facts}" if facts else "")
                 lines.append(MemoryLine(line, f"kg:{e['entity_id']}"))
             return lines
@@ -258,7 +273,8 @@ class Knowledge:
             "entity_id": i, "entity_name": by_id[i]["entity_name"], "entity_type": by_id[i]["entity_type"],
             "description": by_id[i].get("description", ""), "sources": by_id[i].get("sources", []),
             "relevance": round(s, 6),
-            "metadata": {"mentions": by_id[i].get("mentions"), "chat_ids": by_id[i].get("chat_ids"), "history": by_id[i].get("history", [])},
+            "metadata": {"mentions": by_id[i].get("mentions"), "chat_ids": by_id[i].get("chat_ids"), "history": by_id[i].get("history", []),
+                         "stale": by_id[i].get("stale", [])},
         } for i, s in fused]
 
     def get_profile(self, user_id: str | None = None) -> dict[str, Any] | None:
@@ -281,7 +297,8 @@ class Knowledge:
         lines = []
         if prof.get("profile_text"):
             lines.append(MemoryLine(f"[profile] {prof['profile_text']}", f"profile:{user_id}"))
-        prefs = [f"{p['key']}={p['value']}" for p in prof.get("preferences", []) if p.get("status", "current") == "current"]
+        prefs = [f"{p['key']}={p['value']}" for p in prof.get("preferences", [])
+                 if p.get("status", "current") == "current" and not unsupported(p)]
         if prefs:
             lines.append(MemoryLine(f"[preferences] {'; '.join(prefs[:10])}", f"prefs:{user_id}"))
         return lines

@@ -44,6 +44,18 @@ def _merge_list(old: Sequence[str], new: Sequence[str], cap: int = MAX_SOURCES) 
     return list(dict.fromkeys([*old, *new]))[-cap:]
 
 
+def unsupported(doc: dict[str, Any]) -> bool:
+    """Whether only stale messages support the fact: every source was edited or deleted since (``stale.py``)."""
+    stale = {w.get("message_id") for w in doc.get("stale") or []}
+    return bool(stale) and set(doc.get("sources") or []) <= stale
+
+
+def confirm(doc: dict[str, Any], message_ids: Sequence[str]) -> None:
+    """A new extraction read these messages and found the fact again: their stale entries go."""
+    if doc.get("stale"):
+        doc["stale"] = [w for w in doc["stale"] if w.get("message_id") not in message_ids]
+
+
 class KnowledgeStore:
     def __init__(self, records: RecordStore, tenant: str) -> None:
         self.records = records
@@ -114,6 +126,7 @@ class KnowledgeStore:
                 doc["description"] = e["description"]
             if doc.get("entity_type") == "OTHER" and e["entity_type"] != "OTHER":
                 doc["entity_type"] = e["entity_type"]
+            confirm(doc, e["message_ids"])  # read again and found again: no longer stale for those messages
             doc["mentions"] = int(doc.get("mentions", 0)) + e["mentions"]
             doc["confidence"] = max(float(doc.get("confidence", 0)), e["confidence"])
             doc["sources"] = _merge_list(doc["sources"], e["message_ids"])
@@ -140,6 +153,7 @@ class KnowledgeStore:
                 "target": r["target_entity"], "relation_type": r["relation_type"], "sources": [], "chat_ids": [],
                 "user_ids": [], "create_time": now,
             }
+            confirm(doc, r["message_ids"])
             doc.update({
                 "description": r["description"] or doc.get("description", ""), "confidence": r["confidence"],
                 "exclusive": r["exclusive"], "status": "current", "superseded_by": None, "valid_until": None,
@@ -228,5 +242,5 @@ class KnowledgeStore:
             "edges": [{"id": r["relation_id"], "source": r["source_id"], "target": r["target_id"], "source_name": r["source"],
                        "target_name": r["target"], "type": r["relation_type"], "description": r.get("description", ""),
                        "status": r.get("status", "current"), "superseded_by": r.get("superseded_by"),
-                       "sources": r.get("sources", [])} for r in edges.values()],
+                       "sources": r.get("sources", []), "stale": r.get("stale", [])} for r in edges.values()],
         }

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import CapabilityError, InvalidInputError, NotFoundError
+from ..errors import InvalidInputError, NotFoundError
 from . import access, views
 
 if TYPE_CHECKING:
@@ -180,17 +180,12 @@ def _message(c: Call) -> dict[str, Any]:
 
 
 def _delete_message(c: Call) -> dict[str, Any]:
-    """Delete one message with the engine's cascade (``LayeredMemory.delete_message``)."""
+    """Delete one message with the engine's cascade (``delete_message``: index, topic, summaries and facts marked stale)."""
     u = c.user()
     chat_id, message_id = c.path["chat_id"], c.path["message_id"]
-    if u.get_messages([message_id], chat_id=chat_id)[0] is None:
+    if u.get_messages([message_id], chat_id=chat_id)[0] is None or not u.delete_message(chat_id, message_id):
         raise NotFoundError(f"message_id={message_id!r} of chat_id={chat_id!r} is not stored for this user")
-    delete = getattr(u, "delete_message", None)
-    if delete is None:
-        raise CapabilityError("deleting one message needs LayeredMemory.delete_message, which this version of the engine lacks; "
-                              "clear the whole session instead (mem.clear_session(user_id, session_id))")
-    result = delete(chat_id, message_id)
-    return {"chat_id": chat_id, "message_id": message_id, "deleted": True, "result": result if isinstance(result, (bool, int, dict)) else None}
+    return {"chat_id": chat_id, "message_id": message_id, "deleted": True}
 
 
 def _add_message(c: Call) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -37,6 +37,7 @@ from ..index.background import BackgroundIndexer
 from ..index.collection import Entry, IndexedCollection
 from ..index.outbox import Target, mark, write_sparse
 from ..index.filters import Eq, FilterSpec
+from ..index.scope import member_condition
 from ..session_summaries import extractive_summary
 from .llm import ModelCaller
 from .store import TopicStore
@@ -199,8 +200,8 @@ class Summarizer:
         if not msgs:
             logger.warning("topic %s has no messages to summarize", topic_id)
             return None
-        previous = ""
-        if total > len(msgs) and topic.get("summary_version"):
+        previous = ""  # a stale summary (an edited or deleted message) is never carried into the next version
+        if total > len(msgs) and topic.get("summary_version") and not topic.get("summary_stale"):
             prev = self.store.latest_summaries([topic]).get(topic_id)
             previous = prev["content"] if prev else ""
         t0 = time.perf_counter()
@@ -230,6 +231,7 @@ class Summarizer:
             "summary_version": version, "covered_count": total, "covered_seq": max(m.seq or 0 for m in msgs),
             "last_summary_time": iso(now), "keywords": keywords,
         })
+        topic.pop("summary_stale", None)
         self.store.put([topic])
         if index:
             self.index_summaries([doc])
@@ -275,23 +277,26 @@ class Summarizer:
 
     def search(
         self, query: str, *, chat_id: str | None = None, user_id: str | None = None, k: int = 5,
-        vector: Sequence[float] | None = None, topic_ids: Sequence[str] | None = None,
+        vector: Sequence[float] | None = None, topic_ids: Sequence[str] | None = None, chats: Iterable[str] = (),
     ) -> list[tuple[dict[str, Any], float]]:
         """Latest summaries matching ``query``: BM25 and dense fused by RRF in the index (3.3.3),
         or BM25 over the stored summaries without one. Returns (payload-like doc, score), best first.
-        ``user_id`` keeps the topics that user took part in (the caller passes the scope's user)."""
+        ``user_id`` keeps the topics that user took part in or that belong to its member ``chats`` (the
+        caller passes the scope's user and chats)."""
         spec = FilterSpec.of(Eq("tenant", self.store.tenant), Eq("kind", KIND))
         if chat_id:
             spec = spec.and_(Eq("chat_id", chat_id))
         if user_id:
-            spec = spec.and_(Eq("user_ids", user_id))
+            spec = spec.and_(member_condition(user_id, chats, kind=KIND, owner_key="user_ids"))
         if topic_ids:
             spec = spec.and_(Eq("topic_id", list(topic_ids)))
         if self.coll.index is not None:
             found = self.coll.query(query, spec, k=k, vector=vector)
             return [(h.payload, h.score) for h in found.hits]
         topics = [t for t in self.store.all_topics(chat_id=chat_id) if t.get("summary_version")]
-        records = [(d["summary_id"], {**d, **self._payload(d)}, self._text(d)) for d in self.store.latest_summaries(topics).values()]
+        stale = {t["topic_id"] for t in topics if t.get("summary_stale")}
+        records = [(d["summary_id"], {**d, **self._payload(d), **({"stale": 1} if d["topic_id"] in stale else {})}, self._text(d))
+                   for d in self.store.latest_summaries(topics).values()]
         return [(h.payload, h.score) for h in self.coll.query_records(query, spec, records, k=k).hits]
 
 
