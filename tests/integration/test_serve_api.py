@@ -357,3 +357,19 @@ def test_several_workers_serve_one_server_backed_store(tmp_path: Any, redis_url:
     finally:
         proc.terminate()
         proc.wait(20)
+
+
+def test_a_group_chat_shows_every_members_messages_and_a_member_deletes_only_their_own(tmp_path: Any) -> None:
+    mem = group_chat_store(str(tmp_path))
+    with TestClient(create_app(mem, KeyRing.parse(KEYS), run_monitor=False)) as c:
+        assert "group:1" in c.get("/v1/users/anna/chats", headers=auth("anna")).json()["chats"]
+        shown = c.get("/v1/users/anna/chats/group:1/messages", headers=auth("anna")).json()["messages"]
+        assert {m["user_id"] for m in shown} == {ANNA, BORIS}  # the engine's membership rule, as the viewer shows it
+        boris_msg = next(m["message_id"] for m in shown if m["user_id"] == BORIS)
+        r = c.delete(f"/v1/users/anna/chats/group:1/messages/{boris_msg}", headers=auth("anna"))
+        assert r.status_code == 422 and r.json()["error"]["type"] == "InvalidInputError"
+        assert mem.tenant(TENANT).get_messages([boris_msg], chat_id="group:1")[0] is not None
+        anna_msg = next(m["message_id"] for m in shown if m["user_id"] == ANNA)
+        assert c.delete(f"/v1/users/anna/chats/group:1/messages/{anna_msg}", headers=auth("anna")).status_code == 200
+        assert c.get("/v1/users/other/chats", headers=auth("other")).json()["chats"] == []
+    mem.close()
