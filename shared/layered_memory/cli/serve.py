@@ -48,7 +48,7 @@ def _keys(path: str | None, tenant: str) -> Any:
 @click.pass_context
 def mcp_command(ctx: click.Context, transport: str, user: str | None, documents: bool | None, host: str | None,
                 port: int | None, keys_file: str | None) -> None:
-    """Serve the memory as an MCP server: the seed tools (qdrant_search_memory, search, quick_search,
+    """Serve the memory as an MCP server: the memory tools (qdrant_search_memory, search, quick_search,
     topic_search, get_context, add_message, the task tools) on one tenant, optionally one user.
 
     Example: layered-memory --path ./memory --tenant acme mcp --user anna
