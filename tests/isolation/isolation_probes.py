@@ -453,3 +453,6 @@ import isolation_probes_documents  # noqa: E402,F401  (registers the document pr
 import isolation_probes_native  # noqa: E402,F401  (registers the native async probes into TEMPLATES)
 import isolation_probes_scope  # noqa: E402,F401  (registers the scope-argument probes into TEMPLATES)
 import isolation_probes_chats  # noqa: E402,F401  (registers the group-chat probes into TEMPLATES)
+
+if __import__("importlib.util").util.find_spec("mcp") is not None:  # the serve extra: MCP and HTTP probes
+    import isolation_probes_remote  # noqa: E402,F401

@@ -8,6 +8,7 @@ then XPASSes, which fails under strict). The run ends with the probe count by pa
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
 import pytest
@@ -74,7 +75,8 @@ def test_control(world: World, probe: Probe) -> None:
 
 def test_probe_table_covers_every_path() -> None:
     paths = {p.path for p in PROBES}
-    assert paths == {"engine", "tools", "langchain", "llamaindex"}
+    remote = {"mcp", "http"} if importlib.util.find_spec("mcp") is not None else set()
+    assert paths == {"engine", "tools", "langchain", "llamaindex"} | remote
     kinds = {p.kind for p in PROBES}
     assert kinds == {"read", "write", "reject"}
     names = [p.name for p in PROBES]

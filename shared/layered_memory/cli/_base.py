@@ -140,9 +140,10 @@ def tenant_of(ctx: click.Context) -> str:
 
 @contextmanager
 def open_memory(ctx: click.Context, *, recreate_index: bool = False, repair_index: bool = True,
-                create: bool = False) -> Iterator[LayeredMemory]:
-    """The engine of the root options. ``create=False`` (every command that only reads or maintains a
-    store): a path that holds no store is refused instead of silently creating an empty one."""
+                create: bool = False, root: bool = False) -> Iterator[LayeredMemory]:
+    """The engine of the root options, as a handle on ``--tenant``. ``create=False`` (every command that only
+    reads or maintains a store): a path that holds no store is refused instead of silently creating an empty
+    one. ``root=True``: the unbound engine itself (``serve``: each bearer key opens its own tenant)."""
     o = ctx.obj
     check_env(os.environ)
     settings = settings_of(o["path"], o["tenant"], o["redis_url"], o["qdrant_url"], o.get("postgres_url"))
@@ -156,7 +157,7 @@ def open_memory(ctx: click.Context, *, recreate_index: bool = False, repair_inde
         settings, embedder=o["embedder"] or settings.embedder, recreate_index=recreate_index, repair_index=repair_index,
     )
     try:
-        yield mem.tenant(settings.tenant)
+        yield mem if root else mem.tenant(settings.tenant)
     finally:
         mem.close()
 

@@ -87,6 +87,23 @@ class KnowledgeStore:
     def profile(self, user_id: str) -> dict[str, Any] | None:
         return self.records.get_docs(self.tenant, PROFILES, [user_id])[0]
 
+    # -- deletes (``Knowledge.delete_fact``) ----------------------------------------------------------
+    def delete_relations(self, rels: Sequence[dict[str, Any]]) -> int:
+        """Remove relations and their adjacency rows (both directions)."""
+        if not rels:
+            return 0
+        self.records.delete_docs(self.tenant, OUT, [f"{r['source_id']}|{r['relation_id']}" for r in rels])
+        self.records.delete_docs(self.tenant, IN, [f"{r['target_id']}|{r['relation_id']}" for r in rels])
+        return self.records.delete_docs(self.tenant, RELATIONS, [r["relation_id"] for r in rels])
+
+    def delete_entity(self, eid: str) -> int:
+        """Remove an entity and every relation touching it (they would point at nothing). Returns the
+        number of relations removed."""
+        rels = [r for r in self.relations(self.edges(eid, "both")) if r is not None]
+        removed = self.delete_relations(rels)
+        self.records.delete_docs(self.tenant, ENTITIES, [eid])
+        return removed
+
     # -- incremental writes -------------------------------------------------------------------------
     def upsert_entities(self, items: Sequence[dict[str, Any]], *, now: str, chat_id: str, authors: dict[str, str],
                         vectors: Sequence[Sequence[float]] | None = None) -> list[dict[str, Any]]:
