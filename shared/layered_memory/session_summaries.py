@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInputError
-from .evaluation import SummaryEvaluator
+from .evaluation import Background, SummaryEvaluator
 from .index.points import speaker
 from .models import Message, check_id, iso
 from .providers.base import ChatModel
@@ -109,21 +109,43 @@ def summarize(
     return extractive_summary(previous, messages, analyzer), "extractive"
 
 
-def _checked(core: Any, previous: str, new: Sequence[Message], text: str, method: str) -> tuple[str, str, dict[str, Any]]:
+def session_background(core: Any, tenant: str, user_id: str, session_id: str, span: Sequence[Message]) -> Background | None:
+    """The rest of the session around ``span`` (its newest ``summary_quality.background_messages``
+    messages, the span left out): what the evaluator weighs the span's terms against (issue 24)."""
+    limit = core.settings.summary_quality.background_messages
+    if not limit or not core.settings.summary_quality.grounded:
+        return None
+    rest = core.records.window(tenant, user_id=user_id, session_key=session_id, limit=limit)
+    return Background.build(core.analyzer, rest, exclude=span)
+
+
+def _checked(
+    core: Any, previous: str, new: Sequence[Message], text: str, method: str, background: Background | None = None,
+) -> tuple[str, str, dict[str, Any]]:
     """Score a new version; a model summary below ``retry_below`` is replaced by the extractive one
     when that scores higher (the seed's fallback, one retry)."""
     ev = SummaryEvaluator.for_runtime(core, "session_")
     basis: list[Any] = [previous, *new] if previous else list(new)
-    quality = ev.evaluate(text, basis, None)
+    quality = ev.evaluate(text, basis, None, background=background)
     if method != "llm" or quality["overall_score"] >= core.settings.summary_quality.retry_below:
         return text, method, quality
     alt = extractive_summary(previous, new, core.analyzer)
-    alt_quality = ev.evaluate(alt, basis, None)
+    alt_quality = ev.evaluate(alt, basis, None, background=background)
     attempts = [{"generation_method": method, "overall_score": quality["overall_score"]},
                 {"generation_method": "extractive", "overall_score": alt_quality["overall_score"]}]
     if alt_quality["overall_score"] > quality["overall_score"]:
         text, method, quality = alt, "extractive", alt_quality
     return text, method, {**quality, "retried": True, "attempts": attempts}
+
+
+def _check_messages(field: str, messages: Any) -> None:
+    if isinstance(messages, (str, bytes, dict)) or not isinstance(messages, Sequence):
+        raise InvalidInputError(field, messages, "must be a list of Messages, dicts with 'content' or strings",
+                                "wrap a single message in a list")
+    for i, m in enumerate(messages):
+        if not isinstance(m, (str, Message, dict)) or (isinstance(m, dict) and not isinstance(m.get("content", m.get("text")), str)):
+            raise InvalidInputError(f"{field}[{i}]", m, "must be a Message, a dict with a 'content' string or a string",
+                                    "pass the message text")
 
 
 class SessionSummaries:
@@ -170,7 +192,8 @@ class SessionSummaries:
         quality = None
         qs = core.settings.summary_quality
         if qs.enabled and score:
-            text, method, quality = _checked(core, previous, new, text, method)
+            bg = session_background(core, self.tenant_id, user_id, session_id, new)
+            text, method, quality = _checked(core, previous, new, text, method, bg)
         version = int(doc.get("version") or 0) + 1
         history = list(doc.get("history") or [])
         if doc.get("version"):
@@ -193,7 +216,9 @@ class SessionSummaries:
         new = [m for m in new if (m.seq or 0) <= doc["covered_seq"]]
         previous = doc.get("previous") or ""
         basis: list[Any] = [previous, *new] if previous else new
-        doc = {**doc, "quality": SummaryEvaluator.for_runtime(core, "session_").evaluate(doc["text"], basis, None), "quality_pending": False}
+        bg = session_background(core, self.tenant_id, user_id, session_id, new)
+        quality = SummaryEvaluator.for_runtime(core, "session_").evaluate(doc["text"], basis, None, background=bg)
+        doc = {**doc, "quality": quality, "quality_pending": False}
         core.records.put_docs(self.tenant_id, SUMMARIES, {key: doc})
 
     def get_summary_quality(self, user_id: str | None, session_id: str) -> dict[str, Any] | None:
@@ -208,17 +233,21 @@ class SessionSummaries:
         return {"version": int(doc.get("version") or 1), "method": doc.get("method"), "updated": doc.get("updated"),
                 "quality": doc.get("quality"), "history": list(doc.get("history") or [])}
 
-    def evaluate_summary(self, summary: str, messages: Sequence[Any], title: str | None = None) -> dict[str, Any]:
+    def evaluate_summary(
+        self, summary: str, messages: Sequence[Any], title: str | None = None, *, background: Sequence[Any] | None = None,
+    ) -> dict[str, Any]:
         """Score any summary of ``messages`` (Messages, dicts with ``content``, or strings) on topic ``title``
         (seed 001, 3.2.3) with this engine's analyzer, embedder and chat model (the judge's calls are
-        ``summary_evaluation`` in ``chat_model.usage``).
+        ``summary_evaluation`` in ``chat_model.usage``). ``background``: the rest of the chat, in the same
+        forms: what it says everywhere weighs little, and what the summary takes from it instead of from
+        ``messages`` lowers ``support`` (docs/summaries.md).
 
         Returns:
-            ``{coverage, coherence, relevance, llm_evaluation, overall_score, weights, redistributed, details}``;
-            see ``layered_memory.evaluation``.
+            ``{coverage, coherence, relevance, llm_evaluation, support, overall_score, weights, redistributed,
+            details}``; see ``layered_memory.evaluation``.
 
         Raises:
-            InvalidInputError: ``summary`` or ``title`` not a string, ``messages`` not a list.
+            InvalidInputError: ``summary`` or ``title`` not a string, ``messages`` or ``background`` not a list.
 
         Example::
 
@@ -226,16 +255,12 @@ class SessionSummaries:
         """
         if not isinstance(summary, str):
             raise InvalidInputError("summary", summary, "must be a string", "pass the summary text")
-        if isinstance(messages, (str, bytes, dict)) or not isinstance(messages, Sequence):
-            raise InvalidInputError("messages", messages, "must be a list of Messages, dicts with 'content' or strings",
-                                    "wrap a single message in a list")
-        for i, m in enumerate(messages):
-            if not isinstance(m, (str, Message, dict)) or (isinstance(m, dict) and not isinstance(m.get("content", m.get("text")), str)):
-                raise InvalidInputError(f"messages[{i}]", m, "must be a Message, a dict with a 'content' string or a string",
-                                        "pass the message text")
+        _check_messages("messages", messages)
+        if background is not None:
+            _check_messages("background", background)
         if title is not None and not isinstance(title, str):
             raise InvalidInputError("title", title, "must be a string or None", "pass the topic title")
-        return SummaryEvaluator.for_runtime(self._runtime).evaluate(summary, messages, title)
+        return SummaryEvaluator.for_runtime(self._runtime).evaluate(summary, messages, title, background=background)
 
     def current(self, user_id: str, session_id: str) -> str | None:
         """The session's summary, refreshed first when stale and no chat model is set (the
