@@ -132,7 +132,14 @@ def main() -> None:
     ap.add_argument("--locomo", default="/work/cache/locomo10.json", help="path to locomo10.json (read in place)")
     ap.add_argument("--embedder", default="use", choices=["use", "e5", "none"])
     ap.add_argument("--limit", type=int, default=0, help="first N sessions only (0: all 272)")
+    ap.add_argument("--pairs", action="store_true", help="same-chat / off-topic pairs on six sets, leave-one-set-out (summary_pairs.py)")
+    ap.add_argument("--conversations", type=int, default=0, help="with --pairs: first N conversations of each set (0: all)")
     args = ap.parse_args()
+    if args.pairs:
+        from summary_pairs import run
+
+        run(args.locomo, make_embedder(args.embedder), args.conversations)
+        return
     analyzer = Analyzer()
     embedder = make_embedder(args.embedder)
     if embedder is not None:
