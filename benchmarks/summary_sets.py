@@ -54,7 +54,7 @@ def _message(chat: str, mid: str, speaker: str, text: str, when: datetime, role:
 
 
 # -- LoCoMo -----------------------------------------------------------------------------------------------
-def _locomo_time(text: str) -> datetime:
+def locomo_time(text: str) -> datetime:
     """'1:56 pm on 8 May, 2023' -> datetime (UTC)."""
     return datetime.strptime(text.replace(",", ""), "%I:%M %p on %d %B %Y").replace(tzinfo=timezone.utc)
 
@@ -68,7 +68,7 @@ def locomo_sets(path: str | Path) -> dict[str, list[Conversation]]:
         n = 1
         while f"session_{n}" in c:
             key = f"session_{n}"
-            when = _locomo_time(c[f"{key}_date_time"])
+            when = locomo_time(c[f"{key}_date_time"])
             msgs = [_message(cid, t["dia_id"], t["speaker"], t["text"], when + timedelta(minutes=i))
                     for i, t in enumerate(c[key]) if t.get("text")]
             events = (conv.get("event_summary") or {}).get(f"events_{key}") or {}
