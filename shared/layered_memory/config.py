@@ -192,6 +192,11 @@ class SummaryQualitySettings(_Section):
     embedder_proxies: bool = True
     judge_max_chars: int = Field(12_000, ge=500)  # conversation text in the judge's prompt (the newest turns)
     retry_below: float = Field(0.25, ge=0, le=1)  # measured on LoCoMo: benchmarks/summaries.py
+    # weigh what sets the summarized span apart from the rest of its chat and lower the score of a summary
+    # the span does not support (layered_memory.grounding, docs/summaries.md); false: the evaluator before
+    # issue 24 (plain term frequencies, no support check)
+    grounded: bool = True
+    background_messages: int = Field(1000, ge=0, le=10_000)  # the chat's messages read as the background (0: none)
 
     @model_validator(mode="after")
     def _check(self) -> SummaryQualitySettings:

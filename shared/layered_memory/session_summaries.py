@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInputError
-from .evaluation import SummaryEvaluator
+from .evaluation import Background, SummaryEvaluator
 from .index.points import speaker
 from .models import Message, check_id, iso
 from .providers.base import ChatModel
@@ -116,16 +116,32 @@ def summarize(
     return extractive_summary(previous, messages, analyzer), "extractive"
 
 
-def _checked(core: Any, previous: str, new: Sequence[Message], text: str, method: str) -> tuple[str, str, dict[str, Any]]:
+def session_background(core: Any, tenant: str, where: dict[str, str], span: Sequence[Message]) -> Background | None:
+    """The rest of the session around ``span`` (its newest ``summary_quality.background_messages``
+    messages, the span left out): what the evaluator weighs the span's terms against (issue 24).
+    ``where``: the summary's messages, a user's (``user_id``) or a group chat's (``chat_id``) in the session."""
+    limit = core.settings.summary_quality.background_messages
+    if not limit or not core.settings.summary_quality.grounded:
+        return None
+    if "chat_id" in where:
+        rest = core.records.chat_window(tenant, chat_id=where["chat_id"], session_key=where["session_key"], limit=limit)
+    else:
+        rest = core.records.window(tenant, user_id=where["user_id"], session_key=where["session_key"], limit=limit)
+    return Background.build(core.analyzer, rest, exclude=span)
+
+
+def _checked(
+    core: Any, previous: str, new: Sequence[Message], text: str, method: str, background: Background | None = None,
+) -> tuple[str, str, dict[str, Any]]:
     """Score a new version; a model summary below ``retry_below`` is replaced by the extractive one
     when that scores higher (the seed's fallback, one retry)."""
     ev = SummaryEvaluator.for_runtime(core, "session_")
     basis: list[Any] = [previous, *new] if previous else list(new)
-    quality = ev.evaluate(text, basis, None)
+    quality = ev.evaluate(text, basis, None, background=background)
     if method != "llm" or quality["overall_score"] >= core.settings.summary_quality.retry_below:
         return text, method, quality
     alt = extractive_summary(previous, new, core.analyzer)
-    alt_quality = ev.evaluate(alt, basis, None)
+    alt_quality = ev.evaluate(alt, basis, None, background=background)
     attempts = [{"generation_method": method, "overall_score": quality["overall_score"]},
                 {"generation_method": "extractive", "overall_score": alt_quality["overall_score"]}]
     if alt_quality["overall_score"] > quality["overall_score"]:
@@ -153,6 +169,16 @@ def mark_stale(records: Any, tenant: str, user_id: str, session_key: str, seq: i
 def stale_sessions(records: Any, tenant: str, limit: int = 1000) -> set[tuple[str, str, str]]:
     """(tenant, user, session) of the summaries marked stale: refresh jobs for ``process()``."""
     return {(tenant, d["user_id"], d["session_key"]) for _, d in records.list_docs(tenant, STALE, limit=limit)}
+
+
+def _check_messages(field: str, messages: Any) -> None:
+    if isinstance(messages, (str, bytes, dict)) or not isinstance(messages, Sequence):
+        raise InvalidInputError(field, messages, "must be a list of Messages, dicts with 'content' or strings",
+                                "wrap a single message in a list")
+    for i, m in enumerate(messages):
+        if not isinstance(m, (str, Message, dict)) or (isinstance(m, dict) and not isinstance(m.get("content", m.get("text")), str)):
+            raise InvalidInputError(f"{field}[{i}]", m, "must be a Message, a dict with a 'content' string or a string",
+                                    "pass the message text")
 
 
 class SessionSummaries:
@@ -210,7 +236,8 @@ class SessionSummaries:
         quality = None
         qs = core.settings.summary_quality
         if qs.enabled and score:
-            text, method, quality = _checked(core, previous, new, text, method)
+            bg = session_background(core, self.tenant_id, where, new)
+            text, method, quality = _checked(core, previous, new, text, method, bg)
         version = int(doc.get("version") or 0) + 1
         history = list(doc.get("history") or [])
         if doc.get("version"):
@@ -266,7 +293,9 @@ class SessionSummaries:
         new = [m for m in new if (m.seq or 0) <= doc["covered_seq"]]
         previous = doc.get("previous") or ""
         basis: list[Any] = [previous, *new] if previous else new
-        doc = {**doc, "quality": SummaryEvaluator.for_runtime(core, "session_").evaluate(doc["text"], basis, None), "quality_pending": False}
+        bg = session_background(core, self.tenant_id, where, new)
+        quality = SummaryEvaluator.for_runtime(core, "session_").evaluate(doc["text"], basis, None, background=bg)
+        doc = {**doc, "quality": quality, "quality_pending": False}
         core.records.put_docs(self.tenant_id, SUMMARIES, {key: doc})
 
     def get_summary_quality(self, user_id: str | None, session_id: str) -> dict[str, Any] | None:
@@ -282,17 +311,21 @@ class SessionSummaries:
         return {"version": int(doc.get("version") or 1), "method": doc.get("method"), "updated": doc.get("updated"),
                 "quality": doc.get("quality"), "history": list(doc.get("history") or []), "stale": list(doc.get("stale") or [])}
 
-    def evaluate_summary(self, summary: str, messages: Sequence[Any], title: str | None = None) -> dict[str, Any]:
+    def evaluate_summary(
+        self, summary: str, messages: Sequence[Any], title: str | None = None, *, background: Sequence[Any] | None = None,
+    ) -> dict[str, Any]:
         """Score any summary of ``messages`` (Messages, dicts with ``content``, or strings) on topic ``title``
         (seed 001, 3.2.3) with this engine's analyzer, embedder and chat model (the judge's calls are
-        ``summary_evaluation`` in ``chat_model.usage``).
+        ``summary_evaluation`` in ``chat_model.usage``). ``background``: the rest of the chat, in the same
+        forms: what it says everywhere weighs little, and what the summary takes from it instead of from
+        ``messages`` lowers ``support`` (docs/summaries.md).
 
         Returns:
-            ``{coverage, coherence, relevance, llm_evaluation, overall_score, weights, redistributed, details}``;
-            see ``layered_memory.evaluation``.
+            ``{coverage, coherence, relevance, llm_evaluation, support, overall_score, weights, redistributed,
+            details}``; see ``layered_memory.evaluation``.
 
         Raises:
-            InvalidInputError: ``summary`` or ``title`` not a string, ``messages`` not a list.
+            InvalidInputError: ``summary`` or ``title`` not a string, ``messages`` or ``background`` not a list.
 
         Example::
 
@@ -300,16 +333,12 @@ class SessionSummaries:
         """
         if not isinstance(summary, str):
             raise InvalidInputError("summary", summary, "must be a string", "pass the summary text")
-        if isinstance(messages, (str, bytes, dict)) or not isinstance(messages, Sequence):
-            raise InvalidInputError("messages", messages, "must be a list of Messages, dicts with 'content' or strings",
-                                    "wrap a single message in a list")
-        for i, m in enumerate(messages):
-            if not isinstance(m, (str, Message, dict)) or (isinstance(m, dict) and not isinstance(m.get("content", m.get("text")), str)):
-                raise InvalidInputError(f"messages[{i}]", m, "must be a Message, a dict with a 'content' string or a string",
-                                        "pass the message text")
+        _check_messages("messages", messages)
+        if background is not None:
+            _check_messages("background", background)
         if title is not None and not isinstance(title, str):
             raise InvalidInputError("title", title, "must be a string or None", "pass the topic title")
-        return SummaryEvaluator.for_runtime(self._runtime).evaluate(summary, messages, title)
+        return SummaryEvaluator.for_runtime(self._runtime).evaluate(summary, messages, title, background=background)
 
     def current(self, user_id: str, session_id: str) -> str | None:
         """The session's summary, refreshed first when stale and no chat model is set (the

@@ -29,7 +29,7 @@ from typing import Any
 
 from ..config import TopicSettings
 from ..errors import NotFoundError
-from ..evaluation import SummaryEvaluator
+from ..evaluation import Background, SummaryEvaluator
 from ..index.points import point_id, speaker
 from ..models import Message, iso, parse_time, utcnow
 from ..retrieval.analyzer import Analyzer
@@ -130,13 +130,28 @@ class Summarizer:
                 logger.warning("topic summary model failed (%s); using the simple summary", type(exc).__name__)
         return simple_summary(previous, msgs, self.analyzer), "simple"
 
+    def chat_background(self, topic: dict[str, Any], msgs: Sequence[Message], evaluator: SummaryEvaluator) -> Background | None:
+        """The topic's chat around its messages (``summary_quality.background_messages`` of them, half
+        before the topic's first message, the topic's own left out): what the evaluator weighs the
+        topic's terms against (issue 24)."""
+        limit = evaluator.settings.background_messages
+        if not limit or not evaluator.settings.grounded or not msgs:
+            return None
+        first = min((m.seq for m in msgs if m.seq is not None), default=None)
+        if first is None:
+            return None
+        rest = self.store.records.scan_messages(self.store.tenant, chat_id=topic["chat_id"], after_seq=max(0, first - 1 - limit // 2), limit=limit)
+        return Background.build(self.analyzer, rest, exclude=msgs)
+
     def _checked(
-        self, title: str, segments: Sequence[Sequence[Message]], previous: str, msgs: Sequence[Message], content: str, method: str,
+        self, topic: dict[str, Any], segments: Sequence[Sequence[Message]], previous: str, msgs: Sequence[Message], content: str, method: str,
     ) -> tuple[str, str, dict[str, Any]]:
         """Score the new version; below ``retry_below`` write it once more by the seed's fallback (one
         segment instead of several, else the simple summary) and keep the better of the two."""
         assert self.evaluator is not None
-        quality = self.evaluator.evaluate(content, msgs, title)
+        title = topic["title"]
+        bg = self.chat_background(topic, msgs, self.evaluator)
+        quality = self.evaluator.evaluate(content, msgs, title, background=bg)
         if quality["overall_score"] >= self.retry_below or method != "llm":
             return content, method, quality
         alt_method = "llm_single_segment" if len(segments) > 1 else "simple"
@@ -147,7 +162,7 @@ class Summarizer:
             alt = ""
         if not alt:
             alt, alt_method = simple_summary(previous, msgs, self.analyzer), "simple"
-        alt_quality = self.evaluator.evaluate(alt, msgs, title)
+        alt_quality = self.evaluator.evaluate(alt, msgs, title, background=bg)
         attempts = [{"generation_method": method, "overall_score": quality["overall_score"]},
                     {"generation_method": alt_method, "overall_score": alt_quality["overall_score"]}]
         logger.info("topic summary scored %.3f < %.3f; retry by %s scored %.3f", quality["overall_score"], self.retry_below,
@@ -174,7 +189,7 @@ class Summarizer:
                 f"has no version {version}; versions are {[v['version'] for v in versions]}")
             raise NotFoundError(f"topic_id={topic['topic_id']!r} {what}")
         msgs, _ = self.messages_until(topic, (chosen.get("metadata") or {}).get("last_message_id"))
-        return evaluator.evaluate(chosen["content"], msgs, topic["title"])
+        return evaluator.evaluate(chosen["content"], msgs, topic["title"], background=self.chat_background(topic, msgs, evaluator))
 
     def messages_until(self, topic: dict[str, Any], last_message_id: str | None) -> tuple[list[Message], int]:
         """The messages a version summarized: the newest ``summary_max_messages`` up to ``last_message_id``."""
@@ -209,7 +224,7 @@ class Summarizer:
         content, method = self._generate(topic["title"], segments, previous, msgs)
         quality = None
         if self.evaluator is not None:
-            content, method, quality = self._checked(topic["title"], segments, previous, msgs, content, method)
+            content, method, quality = self._checked(topic, segments, previous, msgs, content, method)
         keywords = surface_keywords([m.content for m in msgs], self.analyzer, k=10)
         now = utcnow()
         version = int(topic.get("summary_version") or 0) + 1
