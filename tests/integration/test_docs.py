@@ -1,7 +1,9 @@
-"""Every Python block of the pages in ``docs/`` runs as written, as the README's do (``test_readme.py``):
-each block is a script run in an empty directory; a block right after ``<!-- readme-test: needs servers -->``
-is compiled and its imports run. A page whose blocks cannot run here says so with that marker, never by
-being left out of this test."""
+"""Every Python and bash block of the pages in ``docs/`` runs as written, as the README's do (``test_readme.py``):
+each Python block is a script run in an empty directory (one that starts with ``# test_`` is a pytest module
+and runs under pytest); a block right after ``<!-- readme-test: needs servers -->`` is compiled and its
+imports run. A page whose blocks cannot run here says so with that marker, never by being left out of this
+test. Bash blocks run with ``layered-memory`` pointing at this checkout; install lines (``pip install``)
+and ``console`` blocks (commands with paths of the reader's own, or servers) are not run."""
 
 from __future__ import annotations
 
@@ -17,16 +19,17 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 SERVERS = "<!-- readme-test: needs servers -->\n"
 
 
-def blocks() -> list[tuple[str, str, int, bool]]:
+def blocks(lang: str) -> list[tuple[str, str, int, bool]]:
     out = []
     for page in sorted(DOCS.glob("*.md")):
         text = page.read_text(encoding="utf-8")
-        for m in re.finditer(r"```python\n(.*?)```", text, re.S):
+        for m in re.finditer(rf"```{lang}\n(.*?)```", text, re.S):
             out.append((page.name, m.group(1), text[: m.start()].count("\n") + 1, text[: m.start()].endswith(SERVERS)))
     return out
 
 
-BLOCKS = blocks()
+BLOCKS = blocks("python")
+SHELL = [(page, code, line) for page, code, line, _ in blocks("bash") if "pip install" not in code]
 RUN = [(page, code, line) for page, code, line, servers in BLOCKS if not servers]
 COMPILE = [(page, code, line) for page, code, line, servers in BLOCKS if servers]
 
@@ -43,8 +46,21 @@ def test_every_page_is_linked_from_the_readme():
 
 @pytest.mark.parametrize("page, code, line", RUN, ids=[f"{p}:{line}" for p, _, line in RUN])
 def test_python_block_runs_as_written(page, code, line, tmp_path):
-    (tmp_path / "block.py").write_text(code, encoding="utf-8")
-    proc = subprocess.run([sys.executable, "block.py"], cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=900)
+    if code.startswith("# test_"):  # a pytest module, run as the README's are (test_readme.py says why these flags)
+        (tmp_path / "test_block.py").write_text(code, encoding="utf-8")
+        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:asyncio",
+               "-W", "error::pytest.PytestDeprecationWarning", "test_block.py"]
+    else:
+        (tmp_path / "block.py").write_text(code, encoding="utf-8")
+        cmd = [sys.executable, "block.py"]
+    proc = subprocess.run(cmd, cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, f"docs/{page} line {line}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+
+
+@pytest.mark.parametrize("page, code, line", SHELL, ids=[f"{p}:{line}" for p, _, line in SHELL])
+def test_shell_block_runs_as_written(page, code, line, tmp_path):
+    script = f'set -e\nlayered-memory() {{ "{sys.executable}" -m layered_memory.cli "$@"; }}\n{code}'
+    proc = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, f"docs/{page} line {line}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
 
 
