@@ -44,6 +44,32 @@ def test_every_page_is_linked_from_the_readme():
     assert not missing, f"docs pages the README does not link: {missing}"
 
 
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_links_between_pages_resolve():
+    """A page moved out of the README keeps its readers: every relative link of README.md and docs/*.md names a
+    file that exists and, with ``#anchor``, a heading of that file."""
+    pages = [DOCS.parent / "README.md", *sorted(DOCS.glob("*.md"))]
+    broken = []
+    for page in pages:
+        text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue
+            path, _, anchor = target.partition("#")
+            dest = (page.parent / path).resolve() if path else page
+            if not dest.exists():
+                broken.append(f"{page.name}: {target} (no such file)")
+            elif anchor and dest.suffix == ".md":
+                heads = re.findall(r"^#+ (.+)$", re.sub(r"```.*?```", "", dest.read_text(encoding="utf-8"), flags=re.S), re.M)
+                if anchor not in {_slug(h) for h in heads}:
+                    broken.append(f"{page.name}: {target} (no such heading)")
+    assert not broken, broken
+
+
 @pytest.mark.parametrize("page, code, line", RUN, ids=[f"{p}:{line}" for p, _, line in RUN])
 def test_python_block_runs_as_written(page, code, line, tmp_path):
     if code.startswith("# test_"):  # a pytest module, run as the README's are (test_readme.py says why these flags)
