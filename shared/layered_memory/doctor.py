@@ -42,7 +42,7 @@ from .stores.base import iter_docs
 from .progress import report
 
 if TYPE_CHECKING:
-    from .runtime import Runtime
+    from .kernel import Kernel
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ class Tenant:
     """One tenant of one engine's runtime: the unit the doctor checks and repairs (the whole tenant,
     never a bound user's part of it)."""
 
-    core: Runtime
+    core: Kernel
     tenant_id: str
 
     @property

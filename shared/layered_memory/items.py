@@ -38,7 +38,7 @@ from .models import check_json, iso, parse_time, utcnow
 
 if TYPE_CHECKING:
     from .index import Scope
-    from .runtime import Runtime
+    from .kernel import Kernel
 
 logger = logging.getLogger(__name__)
 
@@ -241,7 +241,7 @@ class Items:
         default_fields: JSON paths indexed when ``put`` gets ``index=None`` (None = the whole value).
     """
 
-    def __init__(self, core: Runtime, scope: Scope, *, default_fields: Sequence[str] | None = None) -> None:
+    def __init__(self, core: Kernel, scope: Scope, *, default_fields: Sequence[str] | None = None) -> None:
         self._runtime = core
         self.tenant = scope.tenant
         # The scope rule for items: a handle bound to a user owns a space of its own (its namespaces are

@@ -16,10 +16,10 @@ from .index.outbox import RecordOutbox, Target
 from .index.points import point_id
 
 if TYPE_CHECKING:
-    from .runtime import Runtime
+    from .kernel import Kernel
 
 
-def item_targets(core: Runtime, tenant: str, refs: Sequence[Any]) -> list[Target | None]:
+def item_targets(core: Kernel, tenant: str, refs: Sequence[Any]) -> list[Target | None]:
     """Pending items, refs ``[space, dkey]`` (space: the shared or the user-owned items collection)."""
     from .items import ITEMS, KIND, item_entry
 
@@ -36,7 +36,7 @@ def item_targets(core: Runtime, tenant: str, refs: Sequence[Any]) -> list[Target
     return out
 
 
-def agent_targets(core: Runtime, tenant: str, refs: Sequence[Any]) -> list[Target | None]:
+def agent_targets(core: Kernel, tenant: str, refs: Sequence[Any]) -> list[Target | None]:
     """Pending interactions, refs ``[user_id, agent_name, doc_key]``; an agent deleted since: nothing to do."""
     from .agents.models import AgentScope, Interaction
 
@@ -59,7 +59,7 @@ def agent_targets(core: Runtime, tenant: str, refs: Sequence[Any]) -> list[Targe
     return [out[i] for i in range(len(refs))]
 
 
-def summary_targets(core: Runtime, tenant: str, refs: Sequence[Any]) -> list[Target | None]:
+def summary_targets(core: Kernel, tenant: str, refs: Sequence[Any]) -> list[Target | None]:
     """Pending topic summaries, refs: topic ids (the point holds the topic's newest version)."""
     from .topics.store import TopicStore
     from .topics.summaries import KIND
@@ -76,7 +76,7 @@ def summary_targets(core: Runtime, tenant: str, refs: Sequence[Any]) -> list[Tar
 KINDS = {"items": item_targets, "agents": agent_targets, "topic_summaries": summary_targets}
 
 
-def register(core: Runtime) -> None:
+def register(core: Kernel) -> None:
     """Add the outbox of every kind to the engine's background indexer (a no-op without one)."""
     bg = core.background
     if bg is None or core.index is None:

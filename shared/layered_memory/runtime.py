@@ -4,9 +4,10 @@ shares, built once by ``build_runtime`` (``LayeredMemory.from_stores`` calls it)
     core = build_runtime(records, index, embedder="default", settings=settings)
     mem = LayeredMemory(core, "acme", "u1")         # a handle: a Scope over the shared runtime
 
-The wiring is explicit and one way: the facade calls the runtime's services, the services call the
-tiers below them (topics -> knowledge through one typed callback, set here), and no tier holds the
-facade. The order of a write: records (``engine.add_messages``) -> ``index_new_messages`` (the BM25
+This is the composition root: the one module that knows every tier's class, and only the facade
+(``engine.py``) imports it. ``Runtime`` implements ``kernel.Kernel``, the protocol every tier types
+against; a tier reaches another through the kernel's seams (``TopicTier``, ``KnowledgeTier``) or a typed
+callback set here (topics -> knowledge: ``on_summary``), never by importing it upward. The order of a write: records (``engine.add_messages``) -> ``index_new_messages`` (the BM25
 points; the ``background`` writer embeds later) ->
 ``topics.on_write`` (queue for threading); of a context: window -> ``searcher`` -> ``topics.memory_lines``
 -> ``knowledge.memory_lines``; of ``process()``: summaries -> ``topics.process`` -> ``knowledge.process``.
@@ -86,7 +87,7 @@ def _resolve_chat_model(model: Any) -> ChatModel | None:
 
 @dataclass
 class Runtime:
-    """State shared by every tenant / user handle of one LayeredMemory."""
+    """State shared by every tenant / user handle of one LayeredMemory (implements ``kernel.Kernel``)."""
 
     settings: LayeredMemorySettings
     records: RecordStore

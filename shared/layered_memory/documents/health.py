@@ -25,18 +25,18 @@ from ..stores.base import iter_docs
 from .store import CHUNKS, CODE_KIND, DOC_KIND, REPOS, SOURCES, SourceStore
 
 if TYPE_CHECKING:
-    from ..runtime import Runtime
+    from ..kernel import Kernel
 
 PAGE = 1000
 
 
-def _store(core: Runtime, tenant: str, key: str) -> SourceStore:
+def _store(core: Kernel, tenant: str, key: str) -> SourceStore:
     token = key.split("!", 1)[0]
     scope = Scope(tenant)
     return SourceStore(core, scope if token == "*" else scope.narrow(unquote(token)))
 
 
-def check_documents(core: Runtime, tenant: str, repair: bool = False) -> dict[str, int]:
+def check_documents(core: Kernel, tenant: str, repair: bool = False) -> dict[str, int]:
     """Counts (see the module docstring); with ``repair`` the drift is repaired."""
     records = core.records
     sources = {k: d for k, d in iter_docs(records, tenant, SOURCES, page=PAGE)}
@@ -79,7 +79,7 @@ def check_documents(core: Runtime, tenant: str, repair: bool = False) -> dict[st
     return out
 
 
-def counts_differ(core: Runtime, tenant: str) -> bool:
+def counts_differ(core: Kernel, tenant: str) -> bool:
     """The cheap check at open: chunk records against points (two counts)."""
     coll = core.settings.qdrant.collection_prefix + "documents"
     n_records = core.records.count_docs(tenant, CHUNKS)

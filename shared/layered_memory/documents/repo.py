@@ -38,7 +38,7 @@ from .parse import Section, _paragraph_blocks, decode, is_binary, markdown_secti
 from .store import CODE_KIND, REPOS, SOURCES, NewChunk
 
 if TYPE_CHECKING:
-    from .api import Documents
+    from .store import DocumentSpace
 
 _BINARY_SUFFIXES = frozenset(
     ".png .jpg .jpeg .gif .bmp .ico .webp .pdf .zip .gz .tgz .bz2 .xz .7z .jar .whl .so .dll .dylib .exe .bin .o .a "
@@ -121,7 +121,7 @@ def _tracked(root: str, sub: str) -> dict[str, str]:
 
 
 def index_repo(
-    docs: Documents, path: object, *, include: object = None, exclude: object = None, name: object = None,
+    docs: DocumentSpace, path: object, *, include: object = None, exclude: object = None, name: object = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> RepoIndexReport:
     t0 = time.perf_counter()
@@ -230,7 +230,7 @@ def _payload(repo: str, rel: str, language: str, blob: str, c: Chunk) -> dict[st
 
 
 def search_repos(
-    docs: Documents, query: object, *, repo: object = None, path: object = None, language: object = None, k: object = 10,
+    docs: DocumentSpace, query: object, *, repo: object = None, path: object = None, language: object = None, k: object = 10,
     route: object = "hybrid",
 ) -> SearchResult:
     t0 = time.perf_counter()
@@ -247,7 +247,7 @@ def search_repos(
     return result(docs.store, q, found, t0)
 
 
-def list_repos(docs: Documents) -> list[dict[str, Any]]:
+def list_repos(docs: DocumentSpace) -> list[dict[str, Any]]:
     store = docs.store
     out = []
     for _, d in store.scan(REPOS, f"{store.token}!"):
@@ -256,7 +256,7 @@ def list_repos(docs: Documents) -> list[dict[str, Any]]:
     return out
 
 
-def delete_repo(docs: Documents, name: object) -> int:
+def delete_repo(docs: DocumentSpace, name: object) -> int:
     if not isinstance(name, str) or not name:
         raise InvalidInputError("name", name, "must be a repository name", "see list_repos()")
     store = docs.store
