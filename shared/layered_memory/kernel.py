@@ -16,7 +16,7 @@ This module imports nothing at run time; its names are for signatures.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from .chats import ChatRegistry
     from .config import LayeredMemorySettings
-    from .index.background import BackgroundIndexer
+    from .index.background import BackgroundIndexer, OutboxSource
     from .indexing import Indexer
     from .message_search import SearchService
     from .models import Message
@@ -52,6 +52,47 @@ class KnowledgeTier(Protocol):
 
     def forget_profile(self, tenant: str, user_id: str) -> None:
         """Drop the cached profile of a user (a fact it was built from changed)."""
+        ...
+
+
+class Kind(Protocol):
+    """One kind of state derived from the records, as the doctor, the index writer, ``reindex`` and
+    ``recreate_index`` see it (``kinds``: its base classes and helpers; each kind lives in its tier's folder)."""
+
+    name: str  # its key in the doctor's report; its source name in the index writer
+    writer: bool  # its ``pending`` records are the index writer's lag (summed in the report's ``pending``)
+    intents: tuple[str, ...]  # the ops of the delete-outbox intents it finishes (``drain``)
+    drift: tuple[str, ...]  # the keys of its report that are drift (``pending`` is lag, never drift)
+
+    @classmethod
+    def collections(cls, records: RecordStore, settings: LayeredMemorySettings) -> set[str]:
+        """The vector collections derived from its records, every tenant's (``recreate_index`` drops them
+        before anything is built: a class method)."""
+        ...
+
+    def outbox(self) -> OutboxSource | None:
+        """Its records' outbox for the background writer (None: the writer never indexes this kind)."""
+        ...
+
+    def check(self, tenant: str, repair: bool) -> dict[str, int]:
+        """Its part of the doctor's report; with ``repair`` the drift is repaired (idempotent)."""
+        ...
+
+    def at_open(self, tenant: str, repair: bool) -> dict[str, int] | None:
+        """The check when a store opens: a few counts; their disagreement brings the full ``check``,
+        whose report is returned when it found drift (None: nothing to say). Raises ``Suspect``."""
+        ...
+
+    def reindex(self, tenant: str) -> int:
+        """Re-create every point of the tenant's records of this kind. Returns how many were indexed."""
+        ...
+
+    def drain(self, tenant: str, intent: Mapping[str, Any]) -> None:
+        """Finish one interrupted write or delete (an intent of one of ``intents``), under the write lock."""
+        ...
+
+    def drifted(self, part: Mapping[str, int]) -> bool:
+        """Whether its report shows drift."""
         ...
 
 
@@ -90,6 +131,12 @@ class Kernel(Protocol):
         ``agents`` package reads it)."""
         ...
 
+    @property
+    def kinds(self) -> Sequence[Kind]:
+        """The kinds of derived state (``Kind``), in the doctor's report order: what the doctor, the
+        index writer, ``reindex`` and ``recreate_index`` loop over."""
+        ...
+
     def index_new_messages(self, tenant: str, new: Sequence[Message]) -> None:
         """Index messages just stored (under the write lock); a failure leaves them pending."""
         ...
@@ -99,4 +146,4 @@ class Kernel(Protocol):
         ...
 
 
-__all__ = ["Kernel", "KnowledgeTier", "TopicTier"]
+__all__ = ["Kernel", "Kind", "KnowledgeTier", "TopicTier"]

@@ -26,8 +26,8 @@ from .config import LayeredMemorySettings
 from .errors import ConfigurationError, InvalidInputError
 from .index import Scope
 from .index.background import BackgroundIndexer
-from .indexing import MESSAGES, Indexer, MessageOutbox
-from .outboxes import register as register_outboxes
+from .indexing import MESSAGES, Indexer
+from .kernel import Kind
 from .models import Message
 from .providers.base import ChatModel, Embedder
 from .providers.tokens import get_token_counter
@@ -105,6 +105,7 @@ class Runtime:
     topics: TopicRuntime = field(init=False)
     knowledge: KnowledgeRuntime = field(init=False)
     _agents: AgentRuntime | None = field(default=None, init=False)
+    kinds: tuple[Kind, ...] = ()  # the kinds of derived state (``_kinds``), built by build_runtime
     summary_jobs: set[tuple[str, str, str]] = field(default_factory=set)  # (tenant, user, session) to refresh
     ensured_collections: set[str] = field(default_factory=set)  # vector collections already created
     write_lock: threading.RLock = field(default_factory=threading.RLock)
@@ -209,10 +210,11 @@ def build_runtime(
     r = settings.retrieval
     encoder = BM25Encoder(k1=r.k1, b=r.b, avgdl=r.avgdl)
     collection = settings.qdrant.collection_prefix + MESSAGES
+    kinds = _kinds()
     if recreate_index and index is not None:
         from .doctor import derived_collections
 
-        for name in sorted(derived_collections(records, settings.qdrant.collection_prefix)):
+        for name in sorted(derived_collections(kinds, records, settings)):
             if index.has_collection(name):
                 index.drop_collection(name)
     indexer = Indexer(records, index, emb, analyzer, encoder, collection, r.index_context)
@@ -225,16 +227,30 @@ def build_runtime(
     from .knowledge.api import KnowledgeRuntime
     from .topics.api import TopicRuntime
 
-    if index is not None:
-        bg = BackgroundIndexer(settings.writer, index)
-        bg.add_source(MessageOutbox(indexer, core.write_lock))
-        bg.watch(collection)
-        core.background = bg
     core.topics = TopicRuntime(core)  # topic threading, mid-term summaries (seed 001, 2-3)
     core.knowledge = KnowledgeRuntime(core, core.topics)  # the long-term tier (seed 001, 4)
     core.topics.on_summary = core.knowledge.on_summary  # each new topic summary queues an extraction
-    register_outboxes(core)  # items, agent interactions, topic summaries: the writer embeds them too
+    core.kinds = tuple(kind(core) for kind in kinds)
+    if index is not None:  # every kind with an outbox: the writer embeds its pending records
+        bg = BackgroundIndexer(settings.writer, index)
+        for kind in core.kinds:
+            source = kind.outbox()
+            if source is not None:
+                bg.add_source(source)
+        bg.watch(collection)
+        core.background = bg
     return core
+
+
+def _kinds() -> tuple[type[Kind], ...]:
+    """The registered kinds of derived state, in the doctor's report order: each lives in its tier's folder."""
+    from .agents.health import AgentKind
+    from .documents.health import DocumentKind
+    from .items.health import ItemKind
+    from .message_health import MessageKind
+    from .topics.health import SummaryKind, ThreadingCheck
+
+    return (MessageKind, SummaryKind, ItemKind, AgentKind, DocumentKind, ThreadingCheck)
 
 
 __all__ = ["Runtime", "build_runtime"]

@@ -143,7 +143,7 @@ def _above(mod: str) -> bool:
 def test_no_import_cycle_with_type_only_imports_counted() -> None:
     """A type in a signature is a dependency too: the graph with ``TYPE_CHECKING`` imports has no cycle."""
     edges = _edges(_modules(), types=True)
-    assert "layered_memory.kernel" in edges["layered_memory.items"]  # the graph sees type-only imports
+    assert "layered_memory.kernel" in edges["layered_memory.items.api"]  # the graph sees type-only imports
     assert _cycles(edges) == []
 
 
@@ -154,6 +154,15 @@ def test_nothing_below_the_facade_imports_the_runtime_or_the_facade() -> None:
     wrong = {m: sorted(t for t in targets if t == RUNTIME or _above(t)) for m, targets in below.items()}
     assert {m: t for m, t in wrong.items() if t} == {}
     assert sorted(m for m, targets in edges.items() if RUNTIME in targets) == [FACADE]
+
+
+def test_the_doctor_and_the_writer_setup_import_no_kind() -> None:
+    """The doctor loops over the registered kinds (``kernel.Kind``): it imports no tier that brings one."""
+    edges = _edges(_modules(), types=True)
+    tiers = ("layered_memory.topics", "layered_memory.items", "layered_memory.agents", "layered_memory.documents",
+             "layered_memory.knowledge", "layered_memory.edits", "layered_memory.message_health")
+    for mod in ("layered_memory.doctor", "layered_memory.kinds", "layered_memory.kernel"):
+        assert sorted(t for t in edges[mod] if t.startswith(tiers)) == [], mod
 
 
 def test_the_walker_counts_lazy_and_type_only_imports(tmp_path: Path) -> None:

@@ -28,17 +28,17 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
-from .errors import InvalidInputError
-from .index.collection import Entry, IndexedCollection
-from .index.filters import Condition, Eq, Range
-from .index.outbox import PENDING, Target, mark, write_sparse
-from .index.points import point_id
-from .indexing import drop_intent, put_intent
-from .models import check_json, iso, parse_time, utcnow
+from ..errors import InvalidInputError
+from ..index.collection import Entry, IndexedCollection
+from ..index.filters import Condition, Eq, Range
+from ..index.outbox import PENDING, Target, mark, write_sparse
+from ..index.points import point_id
+from ..indexing import drop_intent, put_intent
+from ..models import check_json, iso, parse_time, utcnow
 
 if TYPE_CHECKING:
-    from .index import Scope
-    from .kernel import Kernel
+    from ..index import Scope
+    from ..kernel import Kernel
 
 logger = logging.getLogger(__name__)
 
@@ -450,7 +450,7 @@ class Items:
 
     def _scan_bm25(self, prefix: tuple[str, ...], flt: Mapping[str, Any], query: str, limit: int, offset: int) -> list[StoredItem]:
         """No vector index (Redis-only core): BM25 in-process over the prefix's documents."""
-        from .retrieval.bm25 import BM25Scorer
+        from ..retrieval.bm25 import BM25Scorer
 
         analyzer, docs, after, pfx = self._runtime.analyzer, [], "", self._pfx + ns_key(prefix)
         while True:
