@@ -165,6 +165,15 @@ def test_the_doctor_and_the_writer_setup_import_no_kind() -> None:
         assert sorted(t for t in edges[mod] if t.startswith(tiers)) == [], mod
 
 
+def test_no_module_is_named_like_a_standard_module() -> None:
+    """A module named ``threading`` or ``code`` shadows the standard one for a script run beside it and
+    confuses the reader; none of the engine's modules or packages is."""
+    import sys
+
+    names = {path.stem for path in PACKAGE.rglob("*.py")} | {path.name for path in PACKAGE.rglob("*") if path.is_dir()}
+    assert sorted(names & sys.stdlib_module_names) == []
+
+
 def test_the_walker_counts_lazy_and_type_only_imports(tmp_path: Path) -> None:
     """The checks above can fail: a cycle closed only by a type-only import, or only by a lazy one, is found."""
     pkg = tmp_path / "pkg"

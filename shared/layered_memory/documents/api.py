@@ -31,7 +31,7 @@ from ..errors import InvalidInputError
 from ..index.filters import Condition, Eq
 from ..models import SearchResult, check_json, iso, utcnow
 from ..progress import report
-from .chunk import Chunk, chunk_sections
+from .prose import Chunk, chunk_sections
 from .parse import Loaded, load, parse
 from .results import check_k, check_query, check_route, citation, result
 from .store import DOC_KIND, SOURCES, NewChunk, SourceStore

@@ -9,7 +9,7 @@ relative to the repository root; ``*`` crosses ``/``). Each file's version is it
 index's for clean files, the hash of the working-tree bytes for modified ones (``git ls-files -m``),
 so a re-index embeds only the files whose content changed and deletes the chunks of files gone.
 Binary files (NUL bytes or not UTF-8) and files over ``documents.max_file_bytes`` are skipped and
-counted. Code is chunked by ``documents.code`` (tree-sitter / ``ast``), Markdown by headings, other
+counted. Code is chunked by ``documents.syntax`` (tree-sitter / ``ast``), Markdown by headings, other
 text by blocks; every chunk carries repo, path, language, symbol, symbol kind and line range, and
 cites ``path:start-end``. Each file is written atomically (``SourceStore.replace``); an interrupted
 run leaves the files done indexed and the rest for the next run.
@@ -32,8 +32,8 @@ from ..index.filters import Condition, Eq
 from ..models import SearchResult, iso, utcnow
 from ..progress import report as report_progress
 from .results import check_k, check_query, check_route, result
-from .chunk import Chunk, chunk_sections
-from .code import chunk_code, language_of, parser_name
+from .prose import Chunk, chunk_sections
+from .syntax import chunk_code, language_of, parser_name
 from .parse import Section, _paragraph_blocks, decode, is_binary, markdown_sections
 from .store import CODE_KIND, REPOS, SOURCES, NewChunk
 

@@ -40,7 +40,7 @@ from .deep_search import TopicHit, TopicSearchResult, fuse_topics, quality_brief
 from .store import TOPIC_MSGS, TopicStore, seq_key
 from .edits import rethread
 from .summaries import Summarizer, due_by_schedule
-from .threading import Threader, message_vectors, sweep_idle
+from .threader import Threader, message_vectors, sweep_idle
 
 if TYPE_CHECKING:
     from ..index import Scope

@@ -24,7 +24,7 @@ from ..index.points import point_id
 from ..models import Message, MessageRef
 from .store import ACTIVE, JOBS, SUMMARIES, TOPIC_MSGS, TOPICS, TopicStore, seq_key
 from .summaries import KIND
-from .threading import Threader, content_terms, message_vectors, rank_topics
+from .threader import Threader, content_terms, message_vectors, rank_topics
 
 if TYPE_CHECKING:
     from ..kernel import Kernel

@@ -41,7 +41,7 @@ from ..index.scope import member_condition
 from ..session_summaries import extractive_summary
 from .llm import ModelCaller
 from .store import TopicStore
-from .threading import surface_keywords
+from .threader import surface_keywords
 
 logger = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from .chunk import Chunk, pack_lines
+from .prose import Chunk, pack_lines
 
 logger = logging.getLogger(__name__)
 
