@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInputError
-from ..index.filters import Condition, Eq
+from ..filterspec import Condition, Eq
 from ..models import SearchResult, check_json, iso, utcnow
 from ..progress import report
 from .prose import Chunk, chunk_sections

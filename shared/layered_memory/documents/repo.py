@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInputError
-from ..index.filters import Condition, Eq
+from ..filterspec import Condition, Eq
 from ..models import SearchResult, iso, utcnow
 from ..progress import report as report_progress
 from .results import check_k, check_query, check_route, result

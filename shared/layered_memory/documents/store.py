@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
 
 from ..index.collection import Entry, Found, IndexedCollection
-from ..index.filters import Condition, Eq, FilterSpec
+from ..filterspec import Condition, Eq, FilterSpec
 from ..index.points import point_id
 from ..stores.base import iter_docs
 from ..indexing import drop_intent, put_intent

@@ -29,7 +29,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CapabilityError, InvalidInputError
-from ..index.filters import Condition, Eq
+from ..filterspec import Condition, Eq
 from ..models import check_json, iso, utcnow
 from .results import check_k, check_query, citation
 from .store import CHUNKS, DOC_KIND, SHARED, SOURCES, NewChunk

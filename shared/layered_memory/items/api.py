@@ -30,7 +30,7 @@ from urllib.parse import quote, unquote
 
 from ..errors import InvalidInputError
 from ..index.collection import Entry, IndexedCollection
-from ..index.filters import Condition, Eq, Range
+from ..filterspec import Condition, Eq, Range
 from ..index.outbox import PENDING, Target, mark, write_sparse
 from ..index.points import point_id
 from ..indexing import drop_intent, put_intent

@@ -22,7 +22,7 @@ from ..context import MemoryLine
 from ..errors import InvalidInputError, NotFoundError
 from ..models import Message, check_id, iso, utcnow
 from ..index.collection import Entry, IndexedCollection
-from ..index.filters import Eq, FilterSpec
+from ..filterspec import Eq, FilterSpec
 from ..index.points import point_id
 from ..topics.store import TopicStore
 from .extract import ENTITY_TYPES, build_profile, extract_entities, extract_relations
