@@ -70,7 +70,7 @@ class RetrievalSettings(_Section):
     """Defaults measured on LoCoMo (benchmarks/retrieval.py): index each turn as "Speaker: text"
     after the previous turn, take 50 candidates per side, fuse them by ``fusion`` ("rrf" uses rrf_k
     and dense_weight / sparse_weight inside the index) and rerank them with the second-stage signals
-    (layered_memory.retrieval.rerank; a weight of 0 turns one off). README: "The second stage"."""
+    (layered_memory.retrieval.rerank; a weight of 0 turns one off). docs/search.md: "The second stage"."""
 
     k1: float = 1.2
     b: float = 0.75
