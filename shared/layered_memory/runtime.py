@@ -4,11 +4,12 @@ shares, built once by ``build_runtime`` (``LayeredMemory.from_stores`` calls it)
     core = build_runtime(records, index, embedder="default", settings=settings)
     mem = LayeredMemory(core, "acme", "u1")         # a handle: a Scope over the shared runtime
 
-This is the composition root: the one module that knows every tier's class, and only the facade
-(``engine.py``) imports it. ``Runtime`` implements ``kernel.Kernel``, the protocol every tier types
-against; a tier reaches another through the kernel's seams (``TopicTier``, ``KnowledgeTier``) or a typed
-callback set here (topics -> knowledge: ``on_summary``), never by importing it upward. The order of a write: records (``engine.add_messages``) -> ``index_new_messages`` (the BM25
-points; the ``background`` writer embeds later) ->
+This is the composition root: the one module that knows every tier's class and registers the kinds
+of derived state (``_kinds``); only the facade (``engine.py``) imports it. ``Runtime`` implements
+``kernel.Kernel``, the protocol every tier types against; a tier reaches another through the kernel's
+seams (``TopicTier``, ``KnowledgeTier``) or a typed callback set here (topics -> knowledge:
+``on_summary``), never by importing it upward. The order of a write: records (``engine.add_messages``)
+-> ``index_new_messages`` (the BM25 points; the ``background`` writer embeds later) ->
 ``topics.on_write`` (queue for threading); of a context: window -> ``searcher`` -> ``topics.memory_lines``
 -> ``knowledge.memory_lines``; of ``process()``: summaries -> ``topics.process`` -> ``knowledge.process``.
 """
