@@ -46,6 +46,10 @@ class TopicTier(Protocol):
         """Newly stored (or re-stored) messages: into the recent cache."""
         ...
 
+    def summarizer(self, tenant: str) -> Any:
+        """The tenant's topic summaries (``topics.summaries.Summarizer``): their search, points and index."""
+        ...
+
 
 class KnowledgeTier(Protocol):
     """What the tiers beside the long-term tier use of it (``knowledge.api.KnowledgeRuntime`` is the one)."""
