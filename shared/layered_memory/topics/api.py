@@ -26,7 +26,6 @@ from .._lazy import qdrant_models as models
 from ..progress import report
 
 from .._async import async_twins
-from ..context import MemoryLine
 from ..errors import InvalidInputError, NotFoundError
 from ..evaluation import SummaryEvaluator
 from ..index.collection import IndexedCollection
@@ -274,16 +273,6 @@ class TopicRuntime:
         return len(items) + len(log)
 
     # -- context source (mid tier) -------------------------------------------------------------------
-    def memory_lines(self, tenant: str, user_id: str, text: str, vector: Any) -> list[MemoryLine]:
-        """The context's mid tier: the user's topic summaries closest to ``text``."""
-        if not self.settings.enabled:
-            return []
-        try:
-            hits = self.summarizer(tenant).search(text, user_id=user_id, k=3, vector=vector)
-        except Exception as exc:
-            logger.warning("topic summary search failed (%s)", type(exc).__name__)
-            return []
-        return [MemoryLine(f"[topic: {p.get('title')}] {p.get('text')}", str(p.get("summary_id") or p.get("id"))) for p, _ in hits]
 
 
 def _to_topic(doc: dict[str, Any]) -> Topic:

@@ -1,0 +1,183 @@
+"""One ranking over every candidate the tiers offer: its value, its relevance floor, its duplicates.
+
+**Value** is the estimated chance that a line is what the answer needs, on one scale for every tier:
+
+- a message found by the search at rank ``r`` (0-based): ``1 / (1 + r / RANK_SCALE)``; the search's own
+  order (hybrid BM25 + dense, fused and reranked with its session, speaker and time signals) is the
+  best-measured signal there is, so the context keeps it and only turns ranks into values;
+- the turn that follows a hit in its session (its answer, more often than not): ``NEIGHBOUR_SHARE`` of
+  the hit's value; a low-content turn ("Noted.", "ok", "好的") is never a hit, only a neighbour;
+- a topic summary, a fact, a document: a share of the value of their rank in their own tier;
+- the user's profile and user data: fixed values (small, and about the person asking).
+
+The shares were measured on the dev sets (``benchmarks/context.py --calibrate``: for each kind and rank,
+how often a candidate holds evidence) and rounded; they are not tuned to one data set.
+
+**Relevance** is absolute, so it can say "nothing here is about the question": the larger of the
+embedder's cosine between the query and the candidate, rescaled by the embedder's two anchors
+(unrelated texts -> 0, same-topic texts -> 0.8: ``topics.threading.embedder_calibration``), and the
+IDF-weighted share of the query's terms the candidate contains (IDF over the candidate pool). A
+candidate under ``context.relevance_floor`` is noise and is dropped: an empty block beats a wrong one.
+A neighbour inherits its hit's relevance (it is shown as the hit's context); the user's profile is
+about the person asking and always passes.
+
+**Duplicates**: a candidate is left out when an item already chosen has its key, restates it (a fact
+or topic summary whose ``sources`` hold the message, or the other way round), says it in the same
+words (its content terms are, for ``DUP_CONTAINMENT`` of them, inside the other's: a topic summary
+quoting a message) or holds it verbatim (a session summary made of the message's sentences).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .lines import MemoryLine
+
+RANK_SCALE = 4.0
+NEIGHBOUR_SHARE = 0.5
+TOPIC_SHARE = 0.6
+FACT_SHARE = 0.5
+DOCUMENT_SHARE = 0.8
+PROFILE_VALUE = 0.4
+DUP_CONTAINMENT = 0.8
+_SPACE = re.compile(r"\s+")
+
+
+def rank_value(rank: int) -> float:
+    return 1.0 / (1.0 + rank / RANK_SCALE)
+
+
+@dataclass(slots=True)
+class Candidate:
+    """One line the context may show: ``item`` (text, who, when, key, sources), the block it goes to,
+    its kind (message | neighbour | topic | fact | profile | document), ``value`` and ``relevance``
+    (see the module docstring) and its content ``terms`` (for duplicates)."""
+
+    item: MemoryLine
+    block: str
+    kind: str
+    value: float
+    relevance: float = 1.0
+    terms: frozenset[str] = frozenset()
+    vector_id: str | None = None  # the point whose dense vector measures relevance (messages, topic summaries)
+    parent: Candidate | None = None  # a neighbour's hit: it inherits the hit's relevance
+    tokens: int = 0
+
+    @property
+    def key(self) -> str:
+        return self.item.key
+
+
+def normalized(text: str) -> str:
+    return _SPACE.sub(" ", text).strip().casefold()
+
+
+def idf_weights(query_terms: Iterable[str], pool: Sequence[frozenset[str]]) -> dict[str, float]:
+    """IDF of the query's terms over the candidate pool (a term every candidate has weighs little)."""
+    n = len(pool)
+    df = Counter(t for terms in pool for t in terms)
+    return {t: math.log(1.0 + (n + 1.0) / (df.get(t, 0) + 0.5)) for t in set(query_terms)}
+
+
+def lexical_relevance(query_terms: set[str], terms: frozenset[str], idf: dict[str, float]) -> float:
+    total = sum(idf.get(t, 0.0) for t in query_terms)
+    if total <= 0:
+        return 0.0
+    return sum(idf.get(t, 0.0) for t in query_terms & terms) / total
+
+
+def dense_relevance(query_vectors: Sequence[Sequence[float]], vectors: dict[str, Sequence[float]], floor: float, topical: float,
+                    level: float = 0.8) -> dict[str, float]:
+    """Rescaled cosines (``floor`` -> 0, ``topical`` -> ``level``, clipped to [0, 1]) of each vector and the
+    closest query."""
+    if not query_vectors or not vectors:
+        return {}
+    ids = list(vectors)
+    m = np.asarray([vectors[i] for i in ids], dtype=np.float32)
+    q = np.asarray(query_vectors, dtype=np.float32)
+    cos = (m @ q.T) / (np.linalg.norm(m, axis=1)[:, None] * np.linalg.norm(q, axis=1)[None, :] + 1e-12)
+    scaled = np.clip(level * (cos.max(axis=1) - floor) / max(topical - floor, 1e-6), 0.0, 1.0)
+    return dict(zip(ids, scaled.tolist()))
+
+
+def score_relevance(cands: Sequence[Candidate], queries: Sequence[set[str]], dense: dict[str, float]) -> None:
+    """Set each candidate's absolute relevance (the best over the queries' term sets and vectors); a
+    neighbour's is at least its hit's."""
+    pool = [c.terms for c in cands]
+    idfs = [(q, idf_weights(q, pool)) for q in queries if q]
+    for c in cands:
+        lex = max((lexical_relevance(q, c.terms, idf) for q, idf in idfs), default=0.0)
+        c.relevance = max(lex, dense.get(c.vector_id, 0.0) if c.vector_id else 0.0)
+    for c in cands:
+        if c.parent is not None:
+            c.relevance = max(c.relevance, c.parent.relevance)
+
+
+class Chosen:
+    """What the context already holds, for the duplicate rules."""
+
+    def __init__(self) -> None:
+        self.keys: set[str] = set()
+        self.sources: set[str] = set()
+        self.texts: set[str] = set()
+        self.term_sets: list[frozenset[str]] = []
+        self.verbatim: list[str] = []  # normalized texts that quote messages (session summary)
+
+    def add(self, key: str = "", sources: Sequence[str] = (), text: str = "", terms: frozenset[str] = frozenset(),
+            verbatim: bool = False) -> None:
+        if key:
+            self.keys.add(key)
+        self.sources.update(sources)
+        if text:
+            self.texts.add(normalized(text))
+            if verbatim:
+                self.verbatim.append(normalized(text))
+        if terms:
+            self.term_sets.append(terms)
+
+    def repeats(self, c: Candidate) -> bool:
+        item = c.item
+        if item.key and (item.key in self.keys or item.key in self.sources):
+            return True
+        if any(s in self.keys for s in item.sources):
+            return True
+        text = normalized(item.text)
+        if text in self.texts or any(text in v for v in self.verbatim):
+            return True
+        if c.kind != "profile" and len(c.terms) >= 3:  # the profile sums the person up: shown whole
+            for other in self.term_sets:
+                shared = len(c.terms & other)
+                if shared and shared >= DUP_CONTAINMENT * min(len(c.terms), len(other)):
+                    return True
+        return False
+
+    def take(self, c: Candidate) -> None:
+        self.add(c.item.key, c.item.sources, c.item.text, c.terms)
+
+
+def per_token(c: Candidate) -> float:
+    return c.value / max(c.tokens, 1)
+
+
+def as_candidates(items: Sequence[MemoryLine], block: str, kind: str, share: float, terms: Any,
+                  vector_ids: Sequence[str | None] | None = None) -> list[Candidate]:
+    """Candidates of one tier, valued by their rank in it (``items`` best first)."""
+    out = []
+    for r, item in enumerate(items):
+        vid = vector_ids[r] if vector_ids is not None else None
+        out.append(Candidate(item, block, kind, share * rank_value(r), terms=frozenset(terms(item.text)), vector_id=vid))
+    return out
+
+
+__all__ = [
+    "Candidate", "Chosen", "DOCUMENT_SHARE", "FACT_SHARE", "NEIGHBOUR_SHARE", "PROFILE_VALUE", "RANK_SCALE", "TOPIC_SHARE",
+    "as_candidates", "dense_relevance", "idf_weights", "lexical_relevance", "normalized", "per_token", "rank_value",
+    "score_relevance",
+]
