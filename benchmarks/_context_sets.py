@@ -96,8 +96,13 @@ def load_synth(seed: int, per_style: int = 2) -> list[Conv]:
     return list(convs.values())
 
 
+def user_of(conv: Conv, framing: str, speaker: str) -> str:
+    """The user_id of a human speaker (ids are ASCII: the speaker's position among the humans)."""
+    return conv.cid if framing == "private" else f"{conv.cid}:p{conv.humans.index(speaker)}"
+
+
 def asker(conv: Conv, framing: str) -> str:
-    return conv.cid if framing == "private" else f"{conv.cid}:{conv.humans[0]}"
+    return user_of(conv, framing, conv.humans[0])
 
 
 def records(conv: Conv, framing: str) -> list[dict]:
@@ -107,7 +112,7 @@ def records(conv: Conv, framing: str) -> list[dict]:
     for i, t in enumerate(conv.turns):
         if t.role == "user":
             last_human = t.speaker
-        user = conv.cid if framing == "private" else f"{conv.cid}:{t.speaker if t.role == 'user' else last_human}"
+        user = user_of(conv, framing, t.speaker if t.role == "user" else last_human)
         out.append({
             "message_id": f"t{i}", "chat_id": t.session, "session_key": t.session, "user_id": user,
             "user_name": t.speaker if t.role == "user" else "", "role": t.role, "content": t.text, "create_time": t.time,

@@ -215,14 +215,23 @@ def candidate_study(convs: list[Conv], emb, off_topic: list[Conv] | None) -> dic
             for q, ev in zip(c.questions, c.evidence):
                 cands = recall(h._core, h, c.cid, c.last_session, [q], window, False)
                 evs = set(ev)
-                rank = 0
+                ranks: dict[int, int] = {}
+                for cand in cands:
+                    if cand.kind == "message" or (cand.kind == "neighbour" and cand.parent is None):
+                        ranks[id(cand)] = len(ranks)
+                per_kind: dict[str, int] = defaultdict(int)
                 for cand in cands:
                     idx = key_of.get(cand.key)
                     is_ev = idx in evs if idx is not None else PromptText(cand.item.text).holds(" ".join(c.turns[i].text for i in ev))
-                    r = rank if cand.kind == "message" else int(round(4 * (1 / cand.value - 1))) if cand.value > 0 else 99
+                    if cand.parent is not None:  # a neighbour: the rank of its hit
+                        r = ranks.get(id(cand.parent), 99)
+                    elif cand.kind == "message":
+                        r = ranks[id(cand)]
+                    else:  # topic summaries, facts: their rank in their tier
+                        r = per_kind[cand.kind]
+                        per_kind[cand.kind] += 1
                     b = next((i for i, (lo, hi) in enumerate(buckets) if lo <= r < hi), len(buckets) - 1)
                     hits[(cand.kind, b)].append(int(is_ev))
-                    rank += cand.kind == "message"
                     (rel_ev if is_ev else rel_other).append(cand.relevance)
             if off_topic:
                 other = off_topic[hash(c.cid) % len(off_topic)]
@@ -237,7 +246,7 @@ def print_calibration(name: str, st: dict) -> None:
     for (kind, b), v in sorted(st["hits"].items()):
         lo, hi = st["buckets"][b]
         rows.append([name, kind, f"{lo}-{hi - 1}", len(v), float(np.mean(v))])
-    print(table(["set", "candidate", "rank (value-equivalent for non-hits)", "n", "P(evidence)"], rows))
+    print(table(["set", "candidate", "rank (a neighbour: its hit's)", "n", "P(evidence)"], rows))
 
 
 def print_floor(name: str, st: dict) -> None:

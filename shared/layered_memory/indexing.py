@@ -315,7 +315,29 @@ class MessageOutbox:
             with self.lock:
                 return ix.flush(tenant)
         msgs = [m for m in ix.records.get_messages(tenant, refs) if m is not None]
-        texts = self._texts(tenant, msgs)
+        return self._write(tenant, refs, msgs, self._texts(tenant, msgs))
+
+    def index_now(self, tenant: str, refs: Sequence[MessageRef]) -> int:
+        """Read-your-writes (``get_context_for_user``): index these messages now, in the calling thread,
+        beside the writer. Only messages this process wrote and the writer has not embedded (their previous
+        turn is remembered by ref) are taken, and no batch state of the writer is touched, so the points are
+        the very ones the writer would write (a second upsert of the same point changes nothing)."""
+        ix = self.indexer
+        if ix.index is None or ix._needs_upgrade(tenant):
+            return 0
+        prev = {r: ix.previous_refs.get((tenant, r)) for r in refs if (tenant, r) in ix.previous_refs}
+        msgs = [m for m in ix.records.get_messages(tenant, list(prev)) if m is not None] if prev else []
+        if not msgs:
+            return 0
+        wanted = sorted({p for p in prev.values() if p is not None})
+        by_ref = {m.ref: m for m in ix.records.get_messages(tenant, wanted) if m is not None} if wanted else {}
+        texts = {m.ref: ix.indexed_text(m, by_ref.get(prev[m.ref]) if prev[m.ref] is not None else None) for m in msgs}
+        return self._write(tenant, [m.ref for m in msgs], msgs, texts)
+
+    def _write(self, tenant: str, refs: Sequence[MessageRef], msgs: Sequence[Message], texts: dict[MessageRef, str]) -> int:
+        """Embed ``msgs`` (outside the lock), upsert their points under it (re-read: a message deleted
+        meanwhile gets no point back, a changed one its new payload), clear ``refs`` from the outbox."""
+        ix = self.indexer
         vectors = ix.embedder.embed_documents([texts[m.ref] for m in msgs]) if ix.embedder is not None and msgs else []
         known = {m.ref: v for m, v in zip(msgs, vectors)}
         built = dict(zip((m.ref for m in msgs), ix.points(msgs, known=known, texts=[texts[m.ref] for m in msgs])))
@@ -325,7 +347,7 @@ class MessageOutbox:
             changed = [m for m in fresh if m != read[m.ref]]  # threaded (topic_id) or edited since the first read
             points = {**built, **dict(zip((m.ref for m in changed), ix.points(changed, known=known, texts=[texts[m.ref] for m in changed])))}
             if fresh:
-                ix.index.upsert(ix.collection, [points[m.ref] for m in fresh])
+                ix.index.upsert(ix.collection, [points[m.ref] for m in fresh])  # type: ignore[union-attr]
         # Outside the lock: its commit is the slow part, and a crash before it only indexes the batch again.
         ix.records.mark_indexed(tenant, list(refs))
         for r in refs:

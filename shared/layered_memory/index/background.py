@@ -86,8 +86,6 @@ class BackgroundIndexer:
         self._since_check = 0
         self._last_error: dict[str, tuple[str, float]] = {}  # tenant -> (error, time.time()): errors stay in their tenant
         self._errors: dict[str, int] = {}
-        # One source.index at a time: the writer thread and a request indexing its own writes (index_now).
-        self._serial = threading.Lock()
         self.writer = IndexWriter(self.drain, backoff=(settings.retry_min_seconds, settings.retry_max_seconds))
 
     # -- set up -------------------------------------------------------------------------------------
@@ -113,22 +111,26 @@ class BackgroundIndexer:
         self.writer.notify()
 
     def index_now(self, tenant: str, source: str, keys: Sequence[Hashable]) -> int:
-        """Index these keys of ``source`` now, in the calling thread, through the writer's own path (retry
-        bookkeeping, lag): read-your-writes for a request that must see its own writes' dense vectors.
-        Returns how many were indexed (0 when it failed: the keys stay pending for the writer)."""
+        """Read-your-writes: index these keys of ``source`` now, in the calling thread, beside the writer
+        (the source's ``index_now``: the same points the writer would write). Returns how many were indexed;
+        0 when the source cannot or the call failed (the keys stay pending for the writer)."""
         src = next((s for s in self.sources if s.name == source), None)
-        if src is None or not keys:
+        now = getattr(src, "index_now", None)
+        if now is None or not keys:
             return 0
-        from ..stores.native import in_native, offloaded
-
-        if in_native():  # on the event loop: wait for the writer's batch in a worker thread, never on the loop
-            offloaded(self._serial.acquire)()
-        else:
-            self._serial.acquire()
         try:
-            return max(self._index(tenant, src, keys, held=True), 0)
-        finally:
-            self._serial.release()
+            n = int(now(tenant, keys))
+        except Exception as exc:  # the writer retries them; a request never fails for it
+            logger.warning("indexing %d %s of tenant %s on the request path failed (%s); the writer keeps them",
+                           len(keys), source, tenant, type(exc).__name__)
+            return 0
+        now_t = time.monotonic()
+        with self._mutex:
+            for k in keys:
+                t = self._enqueued.pop((tenant, source, k), None)
+                if t is not None:
+                    self._lags.append(now_t - t)
+        return n
 
     def check_optimize(self) -> None:
         """Wake the writer to check the watched collections' HNSW (e.g. after writes outside an outbox)."""
@@ -204,14 +206,10 @@ class BackgroundIndexer:
             return [], bool(set(keys) & failed.keys())
         return ready[: max(1, min(size, failed[ready[0]].batch // 2))], True
 
-    def _index(self, tenant: str, source: OutboxSource, keys: Sequence[Hashable], *, held: bool = False) -> int:
+    def _index(self, tenant: str, source: OutboxSource, keys: Sequence[Hashable]) -> int:
         """Index one batch; -1 when it failed (its keys wait for their retry, the others go on)."""
         try:
-            if held:
-                n = source.index(tenant, keys)
-            else:
-                with self._serial:
-                    n = source.index(tenant, keys)
+            n = source.index(tenant, keys)
         except Exception as exc:
             error = f"{source.name}: {type(exc).__name__}: {exc}"
             now = time.monotonic()
