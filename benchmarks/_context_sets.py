@@ -120,6 +120,17 @@ def records(conv: Conv, framing: str) -> list[dict]:
     return out
 
 
+# Questions no life-chat conversation answers (a bot's other users ask them): off-topic for every set here.
+OFF_TOPIC = [
+    "How do I rotate the Kubernetes service account token?", "Why does the payments pod crash with OOMKilled after the deploy?",
+    "Which PostgreSQL version does the billing service run?", "What does error E4012 from the billing API mean?",
+    "How do I roll back a Helm release to the previous revision?", "Where is the nginx ingress timeout configured?",
+    "Как перезапустить воркер очереди после сбоя Redis?", "Какой таймаут у API платёжного шлюза?",
+    "Почему падает миграция базы данных на стейджинге?", "Где лежит конфиг сборки для CI?",
+    "怎么回滚上一次的数据库迁移?", "支付接口的超时时间是多少?", "如何查看容器的内存限制?", "测试环境的部署脚本在哪里?",
+]
+
+
 def words(text: str) -> list[str]:
     return [w.casefold() for w in _WORD.findall(text)]
 
@@ -154,4 +165,4 @@ def evidence_scores(prompt: str, conv: Conv, evidence: list[int]) -> tuple[float
     return sum(got) / len(got), float(all(got))
 
 
-__all__ = ["Conv", "PromptText", "Turn", "asker", "evidence_scores", "load_locomo", "load_synth", "records", "shingles", "words"]
+__all__ = ["OFF_TOPIC", "Conv", "PromptText", "Turn", "asker", "evidence_scores", "load_locomo", "load_synth", "records", "shingles", "words"]

@@ -15,8 +15,10 @@ tiktoken counter, 4 tokens per message):
 
 - ``buffer``: the last turns of the conversation that fit (a plain chat buffer);
 - ``search``: the engine's hybrid ``search`` over the asker's messages (k=100), hits in rank order
-  packed into the budget, and into the tokens ``get_context_for_user`` actually used (``search @ same``),
-  rendered in the context's own line format;
+  packed into the budget, and into the tokens ``get_context_for_user`` actually used (``search @ same
+  tokens``), each hit as the retrievers render it (``[2024-05-02 09:05] Anna: text``, one after the
+  other); ``compact lines``: the same hits in the context's own rendering (time order, a repeated date
+  left out), to tell the ranking's share from the rendering's;
 - ``context private`` / ``context group``: ``get_context_for_user(asker, last session, query=question,
   max_tokens=budget)``; ``ctx.text`` is the prompt.
 
@@ -39,7 +41,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import pct, table  # noqa: E402
-from _context_sets import Conv, PromptText, asker, evidence_scores, load_locomo, load_synth, records  # noqa: E402
+from _context_sets import OFF_TOPIC, Conv, PromptText, asker, evidence_scores, load_locomo, load_synth, records  # noqa: E402
 
 BUDGETS = (500, 1000, 2000, 4000)
 FRAMINGS = ("private", "group")
@@ -89,8 +91,10 @@ def prewarm(convs: list[Conv], emb, framings=FRAMINGS) -> None:
     emb.cache.save()
 
 
-def line_pack(lines: list, count, budget: int) -> tuple[str, int]:
-    """Lines (``MemoryLine``) in the given order packed into ``budget`` tokens as one block."""
+def line_pack(lines: list, count, budget: int, compact: bool = True) -> tuple[str, int]:
+    """Lines (``MemoryLine``) taken in the given order while they fit ``budget`` tokens, as one block:
+    ``compact`` in the context's rendering (time order, a repeated date left out), else in rank order
+    with the full date on every line (the retrievers' documents, one after the other)."""
     from layered_memory.context.lines import PER_MESSAGE_TOKENS, block_text
 
     chosen: list = []
@@ -102,7 +106,7 @@ def line_pack(lines: list, count, budget: int) -> tuple[str, int]:
             used += cost
     if not chosen:
         return "", 0
-    text = block_text("memory", chosen)
+    text = block_text("memory", chosen) if compact else "Relevant memory:\n" + "\n".join("- " + ln.render() for ln in chosen)
     return text, count(text) + PER_MESSAGE_TOKENS
 
 
@@ -153,14 +157,15 @@ def run_quality(name: str, convs: list[Conv], emb, budgets, framings, process: b
                         continue
                     hits = hit_lines(h.search(q, filters={"user_id": user}, k=100).hits)
                     for b in budgets:
-                        for label, target in (("search", b), ("search @ same tokens", used[b])):
-                            text, n = line_pack(hits, count, target)
+                        for label, target, compact in (("search", b, False), ("search @ same tokens", used[b], False),
+                                                       ("search @ same tokens, compact lines", used[b], True)):
+                            text, n = line_pack(hits, count, target, compact)
                             scores[(label, b)].append((*evidence_scores(text, c, ev), n))
                         text, n = buffer_text(c, count, b)
                         scores[("buffer", b)].append((*evidence_scores(text, c, ev), n))
         mem.close()
     print(f"  {name}: get_context_for_user P50 {pct(lat, 50):.1f} ms, P95 {pct(lat, 95):.1f} ms (query embedding included)", file=sys.stderr)
-    order = ["buffer", "search", "search @ same tokens", *(f"context {f}" for f in framings)]
+    order = ["buffer", "search", "search @ same tokens", "search @ same tokens, compact lines", *(f"context {f}" for f in framings)]
     rows = []
     for b in budgets:
         for label in order:
@@ -213,7 +218,7 @@ def candidate_study(convs: list[Conv], emb, off_topic: list[Conv] | None) -> dic
             key_of = {f"{t.session}|t{i}": i for i, t in enumerate(c.turns)}
             window = h.get_session_messages(c.cid, c.last_session, limit=h.settings.memory.short_term_window)
             for q, ev in zip(c.questions, c.evidence):
-                cands = recall(h._core, h, c.cid, c.last_session, [q], window, False)
+                cands = recall(h._core, h, c.cid, c.last_session, [q], window, False, 4000)
                 evs = set(ev)
                 ranks: dict[int, int] = {}
                 for cand in cands:
@@ -236,7 +241,7 @@ def candidate_study(convs: list[Conv], emb, off_topic: list[Conv] | None) -> dic
             if off_topic:
                 other = off_topic[hash(c.cid) % len(off_topic)]
                 for q in other.questions[:20]:
-                    rel_noise += [x.relevance for x in recall(h._core, h, c.cid, c.last_session, [q], window, False)]
+                    rel_noise += [x.relevance for x in recall(h._core, h, c.cid, c.last_session, [q], window, False, 4000)]
         mem.close()
     return {"hits": hits, "buckets": buckets, "rel_ev": rel_ev, "rel_other": rel_other, "rel_noise": rel_noise}
 
@@ -247,6 +252,29 @@ def print_calibration(name: str, st: dict) -> None:
         lo, hi = st["buckets"][b]
         rows.append([name, kind, f"{lo}-{hi - 1}", len(v), float(np.mean(v))])
     print(table(["set", "candidate", "rank (a neighbour: its hit's)", "n", "P(evidence)"], rows))
+
+
+def off_topic_lines(convs: list[Conv], emb, floors=(0.0, 0.1, 0.2, 0.3)) -> list[list[object]]:
+    """Recalled lines ``get_context_for_user`` shows for questions no conversation answers (``OFF_TOPIC``),
+    per floor, at 2,000 tokens: every one of them is noise."""
+    LayeredMemory, _ = _engine()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        mem = LayeredMemory.embedded(tmp, embedder=emb)
+        ingest(mem, convs, ("private",))
+        h = mem.tenant("private")
+        for floor in floors:
+            h.settings.context.relevance_floor = floor
+            lines, shown = [], 0
+            for c in convs:
+                for q in OFF_TOPIC:
+                    ctx = h.get_context_for_user(c.cid, c.last_session, query=q, max_tokens=2000)
+                    n = sum(m.content.count("\n- ") for m in ctx if m.kind in ("memory", "conversation_memory"))
+                    lines.append(n)
+                    shown += n > 0
+            rows.append([floor, float(np.mean(lines)), shown / len(lines)])
+        mem.close()
+    return rows
 
 
 def print_floor(name: str, st: dict) -> None:
@@ -386,6 +414,8 @@ def main() -> None:
                 print_calibration(name, st)
             if args.floor_study:
                 print_floor(name, st)
+                print(table(["floor", "off-topic question: recalled lines shown", "share of off-topic questions with any line"],
+                            off_topic_lines(convs, emb)))
         emb.cache.save()
         return
     rows = []

@@ -105,8 +105,8 @@ class MemorySettings(_Section):
     max_content_chars: int = Field(DEFAULT_MAX_CONTENT_CHARS, ge=1)
     # Caps on the message lines of "Relevant memory" / "Relevant conversation memory"; the budget decides
     # how many go in (context.max_tokens), these only bound it. 0 turns a block's messages off.
-    relevant_memory_k: int = Field(50, ge=0, le=100)
-    conversation_memory_k: int = Field(50, ge=0, le=100)
+    relevant_memory_k: int = Field(100, ge=0, le=100)
+    conversation_memory_k: int = Field(100, ge=0, le=100)
     # Session participants: the user_ids a bot stores its own replies under (e.g. ["bot-42"], as in Feishu or
     # Slack, where the author of a message is its user_id). Their messages in a session belong to the session:
     # the window of every user who wrote in it shows them. Env: LAYERED_MEMORY_MEMORY__BOT_USER_IDS='["bot-42"]'.
@@ -133,7 +133,7 @@ class ContextSettings(_Section):
 
     max_tokens: int = Field(2000, ge=1)
     encoding: str = "o200k_base"
-    relevance_floor: float = Field(0.25, ge=0, le=1)
+    relevance_floor: float = Field(0.2, ge=0, le=1)
     read_your_writes: int = Field(64, ge=0, le=1024)
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from layered_memory import Context, LayeredMemory
 from layered_memory.context import MemoryLine, assemble, context_tokens
+from layered_memory.context.build import recall
 from layered_memory.context.ranking import Candidate
 from layered_memory.models import Message
 from layered_memory.providers.local import USEEmbedder
@@ -117,8 +118,10 @@ def test_low_content_turns_only_as_neighbours_of_a_hit(mem):
     ctx = mem.get_context_for_user("u1", "s1", query="Lisbon hotel by the river", max_tokens=4000)
     conv = blocks(ctx)["conversation_memory"]
     assert conv[0].endswith("May 14 to May 20.") and conv[1] == "[12:21] assistant: Noted."  # the reply after the hit
-    alone = mem.get_context_for_user("u1", "s1", query="Noted.", max_tokens=4000)
-    assert "Noted." not in alone.text  # never a hit on its own
+    window = mem.get_session_messages("u1", "s1", limit=mem.settings.memory.short_term_window)
+    noted = [c for c in recall(mem._core, mem, "u1", "s1", ["Lisbon hotel by the river"], window, False, 4000) if c.item.text == "Noted."]
+    assert [c.kind for c in noted] == ["neighbour"] and noted[0].parent.item.text.startswith("I booked the Lisbon hotel")
+    assert noted[0].value < noted[0].parent.value / 10  # found by its index entry (the turn before it), not a hit
 
 
 def test_off_topic_question_gets_no_recalled_lines(mem):
@@ -150,7 +153,7 @@ def message(i: int, text: str) -> Message:
 
 def cand(key: str, text: str, value: float, *, kind: str = "message", sources: tuple[str, ...] = (), rel: float = 1.0) -> Candidate:
     return Candidate(MemoryLine(text, key, T0, "Anna", sources=sources), "memory", kind, value, relevance=rel,
-                     terms=frozenset(text.lower().split()))
+                     term_set=frozenset(text.lower().split()))
 
 
 def test_a_fact_and_the_message_it_came_from_are_not_both_included():

@@ -31,13 +31,18 @@ from ..session_summaries import join_units, split_sentences, summary_units
 from .lines import (
     BLOCKS, HEADERS, LINE_PREFIX, PER_MESSAGE_TOKENS, SUMMARY_PREFIX, USER_DATA_HEADER, block_text, line,
 )
-from .ranking import Candidate, Chosen, normalized, per_token
+from .ranking import MESSAGE_KINDS, Candidate, Chosen, normalized, per_token, tokens_of
 from .window import without_leading_replies
 
+# On the scale of ``ranking`` (a top search hit is 1.0, the fifth 0.08): the last exchange is worth as much
+# as the best hit, the window's older turns fall to about the fifth hit's value; the summary is worth
+# about what the seventh hit is per token; user data (short, given by the platform) goes in early.
 USER_DATA_VALUE = 1.0
-SUMMARY_VALUE = 0.8
+SUMMARY_VALUE = 0.3
 WINDOW_VALUE = 0.9  # the message before the newest; each older one is worth WINDOW_DECAY of the next
-WINDOW_DECAY = 0.92
+WINDOW_DECAY = 0.75
+LINE_NORM = 35  # tokens of a typical recalled line: the length at which a message line keeps its rank's value
+REFILL_SLACK = 8  # tokens freed by rendering worth a second pass
 
 
 def format_user_data(data: Mapping[str, Any]) -> str:
@@ -89,6 +94,7 @@ class _Fill:
         self.budget, self.count, self.caps = budget, count, caps
         self.used = 0
         self.lines: dict[str, list[Candidate]] = {b: [] for b in BLOCKS}
+        self.messages: dict[str, int] = {b: 0 for b in BLOCKS}  # message lines per block (the caps)
         self.header_cost = {b: count(HEADERS[b]) + PER_MESSAGE_TOKENS for b in BLOCKS}
 
     def room(self) -> int:
@@ -99,9 +105,11 @@ class _Fill:
         cost = c.tokens + (0 if block else self.header_cost[c.block])
         if cost > self.room() or chosen.repeats(c):
             return False
-        if c.kind in ("message", "neighbour") and sum(x.kind in ("message", "neighbour") for x in block) >= self.caps.get(c.block, 10**9):
+        is_message = c.kind in MESSAGE_KINDS
+        if is_message and self.messages[c.block] >= self.caps.get(c.block, 10**9):
             return False
         block.append(c)
+        self.messages[c.block] += is_message
         chosen.take(c)
         self.used += cost
         return True
@@ -122,7 +130,7 @@ def assemble(
     (``ranking.score_relevance``); their ``tokens`` are set here."""
     caps = caps or {}
     fill = _Fill(max_tokens, count, caps)
-    chosen = Chosen()
+    chosen = Chosen(cross=any(c.kind not in MESSAGE_KINDS for c in candidates))
     msgs = [ContextMessage(role=m.role, content=m.content, kind="window", message_id=m.message_id, chat_id=m.chat_id,
                            name=m.user_name or (m.user_id if m.role == "user" else None), create_time=m.create_time)
             for m in window]
@@ -151,7 +159,9 @@ def assemble(
         pool.append((value / (count(m.content) + PER_MESSAGE_TOKENS), 1, (d, m)))
     kept = [c for c in candidates if c.value > 0 and (c.relevance >= floor or c.kind == "profile")]
     for c in kept:
-        c.tokens = count(LINE_PREFIX + c.item.render()) + 1
+        c.tokens = tokens_of(count, LINE_PREFIX + c.item.render()) + 1
+        if c.kind in MESSAGE_KINDS:  # a longer turn holds evidence more often, about in proportion (``ranking``)
+            c.value *= c.tokens / LINE_NORM
         pool.append((per_token(c), 2, c))
     pool.sort(key=lambda x: -x[0])
     head: dict[str, str] = {}
@@ -196,15 +206,10 @@ def assemble(
     taken = {id(c) for b in BLOCKS for c in fill.lines[b]}
     rest = [c for c in sorted(kept, key=lambda c: -per_token(c)) if id(c) not in taken]
     out, total = _counted(head, win, fill.lines, count)
-    for _ in range(3):
-        if total >= max_tokens or not rest:
-            break
+    if rest and total < max_tokens - REFILL_SLACK:  # dates left out, summary sentences dropped: fill once more
         fill.used = total
-        added = [c for c in rest if fill.try_line(c, chosen)]
-        if not added:
-            break
-        rest = [c for c in rest if not any(c is a for a in added)]
-        out, total = _counted(head, win, fill.lines, count)
+        if any([fill.try_line(c, chosen) for c in rest]):
+            out, total = _counted(head, win, fill.lines, count)
     while total > max_tokens and _drop_weakest(fill):  # token boundaries: a few tokens off the sum of the parts
         out, total = _counted(head, win, fill.lines, count)
     return out
@@ -222,6 +227,7 @@ def _drop_weakest(fill: _Fill) -> bool:
         return False
     _, b, c = min(pairs, key=lambda x: x[0])
     fill.lines[b].remove(c)
+    fill.messages[b] -= c.kind in MESSAGE_KINDS
     return True
 
 

@@ -27,7 +27,7 @@ from .candidates import (
     document_candidates, fact_candidates, message_candidates, message_key, read_your_writes, topic_candidates,
 )
 from .lines import Context, context_tokens
-from .ranking import Candidate, dense_relevance, score_relevance
+from .ranking import Candidate, dense_relevance, score_relevance, terms_of
 from .window import session_window, visible_filters
 
 if TYPE_CHECKING:
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from ..runtime import Runtime
 
 MAX_SEARCH_K = 100
+MIN_SEARCH_K = 10
+LINE_TOKENS = 20
 
 
 def _ms(t0: float) -> float:
@@ -51,18 +53,20 @@ def _queries(handle: LayeredMemory, user_id: str, query: str | None, window: Seq
 
 
 def recall(core: Runtime, handle: LayeredMemory, user_id: str, session_id: str, texts: list[str], window: Sequence[Message],
-           with_docs: bool) -> list[Candidate]:
+           with_docs: bool, budget: int) -> list[Candidate]:
     """Every candidate the tiers offer for ``texts`` (the first is the question), scored for relevance."""
     tenant = handle.tenant_id
     cfg = core.settings.memory
-    k = max(1, min(MAX_SEARCH_K, cfg.relevant_memory_k + cfg.conversation_memory_k))
+    # as many candidates as lines could fit (about LINE_TOKENS a line), never more than the caps
+    k = max(1, min(MAX_SEARCH_K, cfg.relevant_memory_k + cfg.conversation_memory_k, max(MIN_SEARCH_K, budget // LINE_TOKENS)))
     plan = handle.plan_search(texts, filters=visible_filters(user_id), k=k)
     read_your_writes(core, tenant, plan, core.settings.context.read_your_writes)
     vectors = [core.embedder.embed_query(t) for t in texts]  # type: ignore[union-attr]
     refs = [m.ref for m in window]
-    res = core.searcher.execute(plan, tenant, exclude_ids=refs, query_vectors=aligned_vectors(plan, texts, vectors))
+    res = core.searcher.execute(plan, tenant, exclude_ids=refs, query_vectors=aligned_vectors(plan, texts, vectors), snippets=False)
     window_keys = {message_key(m) for m in window}
-    cands = message_candidates(core, tenant, user_id, session_id, res.hits, window_keys, bots=cfg.bot_user_ids)
+    query_terms = frozenset(t for text in texts for t in terms_of(core.analyzer, text))
+    cands = message_candidates(core, tenant, user_id, session_id, res.hits, window_keys, bots=cfg.bot_user_ids, query_terms=query_terms)
     cands += topic_candidates(core, tenant, user_id, texts[0], vectors[0])
     cands += fact_candidates(core, handle.scope, user_id, texts[0], vectors[0])
     if with_docs:
@@ -70,7 +74,7 @@ def recall(core: Runtime, handle: LayeredMemory, user_id: str, session_id: str, 
 
         cands += document_candidates(core, Handle(core, tenant, user_id).documents, texts[0])
     dense = _dense(core, [c.vector_id for c in cands if c.vector_id], vectors)
-    score_relevance(cands, [set(core.analyzer.terms(t)) for t in texts], dense)
+    score_relevance(cands, [set(terms_of(core.analyzer, t)) for t in texts], dense, core.settings.context.relevance_floor)
     return cands
 
 
@@ -106,12 +110,12 @@ def build_context(
     t0 = time.perf_counter()
     texts = _queries(handle, user_id, query, window, task_id)
     if texts and include_vector and core.embedder is not None and core.index is not None:
-        cands = recall(core, handle, user_id, session_id, texts, window, with_docs)
+        cands = recall(core, handle, user_id, session_id, texts, window, with_docs, budget)
     elif texts and with_docs:  # documents without the message tiers (no embedder: BM25 documents)
         from ..engine import LayeredMemory as Handle
 
         cands = document_candidates(core, Handle(core, handle.tenant_id, user_id).documents, texts[0])
-        score_relevance(cands, [set(core.analyzer.terms(t)) for t in texts], {})
+        score_relevance(cands, [set(terms_of(core.analyzer, t)) for t in texts], {})
     timings["recall"] = _ms(t0)
     t0 = time.perf_counter()
     caps = {"memory": cfg.relevant_memory_k, "conversation_memory": cfg.conversation_memory_k}

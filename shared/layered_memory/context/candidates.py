@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from functools import partial
 from datetime import datetime
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -26,7 +27,7 @@ from ..index.points import message_payload, message_point_id, point_id
 from ..models import Message, MessageRef, parse_time
 from .lines import MemoryLine
 from .ranking import (
-    DOCUMENT_SHARE, FACT_SHARE, NEIGHBOUR_SHARE, PROFILE_VALUE, TOPIC_SHARE, Candidate, as_candidates, rank_value,
+    DOCUMENT_SHARE, FACT_SHARE, NEIGHBOUR_SHARE, PROFILE_VALUE, TOPIC_SHARE, Candidate, as_candidates, content_size, rank_value, terms_of,
 )
 from .window import session_after
 
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-NEIGHBOUR_HITS = 8  # the best hits whose following turn is fetched
+NEIGHBOUR_HITS = 5  # the best hits whose following turn is fetched
 TOPIC_K = 3
 FACT_K = 3
 
@@ -72,9 +73,13 @@ def read_your_writes(core: Runtime, tenant: str, plan: SearchPlan, limit: int) -
 
 def message_candidates(
     core: Runtime, tenant: str, user_id: str, session_id: str, hits: Sequence[Any], window_keys: set[str], *, bots: Sequence[str],
+    query_terms: frozenset[str] = frozenset(),
 ) -> list[Candidate]:
-    """The search hits as candidates (valued by rank; low-content turns only as neighbours) and the
-    turn that follows each of the best ``NEIGHBOUR_HITS`` hits."""
+    """The search hits as candidates (valued by rank) and the turn that follows each of the best
+    ``NEIGHBOUR_HITS`` hits. A low-content turn ("Noted.", "ok", "好的": fewer than ``topics.min_terms``
+    content terms, none of them the query's) is only ever a neighbour: it is found because its index entry
+    holds the turn before it (``index_context="neighbour"``), not for what it says; a short turn that
+    names what the query asks ("It's Shia Labeouf!") is a hit."""
     analyzer, min_terms = core.analyzer, core.settings.topics.min_terms
     out: list[Candidate] = []
     by_key: dict[str, Candidate] = {}
@@ -83,11 +88,10 @@ def message_candidates(
         key = message_key(h)
         meta = h.meta
         block = "memory" if meta.get("session_key") == session_id else "conversation_memory"
-        terms = frozenset(analyzer.terms(h.text))
         item = MemoryLine(h.text, key, _when(meta.get("date")), str(meta.get("author") or meta.get("role") or ""))
-        c = Candidate(item, block, "message", 0.0, terms=terms,
+        c = Candidate(item, block, "message", 0.0, analyzer=analyzer,
                       vector_id=message_point_id(tenant, MessageRef(str(meta.get("channel_id")), h.id)))
-        if len(terms) >= min_terms:  # "Noted.", "ok", "好的": a neighbour at most
+        if content_size(h.text) >= min_terms or terms_of(analyzer, h.text) & query_terms:
             c.value = rank_value(rank)
             rank += 1
         out.append(c)
@@ -106,7 +110,7 @@ def message_candidates(
                     known.value, known.kind, known.parent = share, "neighbour", parent
                 continue
             item = MemoryLine(m.content, key, m.create_time, _speaker(m), sources=())
-            nb = Candidate(item, parent.block, "neighbour", share, terms=frozenset(analyzer.terms(m.content)), parent=parent)
+            nb = Candidate(item, parent.block, "neighbour", share, analyzer=analyzer, parent=parent)
             out.append(nb)
             by_key[key] = nb
     return [c for c in out if c.value > 0]
@@ -132,7 +136,7 @@ def topic_candidates(core: Runtime, tenant: str, user_id: str, text: str, vector
     items = [MemoryLine(str(p.get("text") or ""), f"topic:{p.get('topic_id')}", _when(p.get("timestamp")), f'topic "{p.get("title")}"')
              for p, _ in hits]
     ids = [point_id(tenant, KIND, str(p.get("topic_id"))) for p, _ in hits]
-    return as_candidates(items, "memory", "topic", TOPIC_SHARE, core.analyzer.terms, ids)
+    return as_candidates(items, "memory", "topic", TOPIC_SHARE, partial(terms_of, core.analyzer), ids)
 
 
 def fact_candidates(core: Runtime, scope: Any, user_id: str, text: str, vector: Any) -> list[Candidate]:
@@ -145,14 +149,14 @@ def fact_candidates(core: Runtime, scope: Any, user_id: str, text: str, vector: 
         out: list[Candidate] = []
         if prof:
             when = _when(prof.get("update_time"))
-            terms = core.analyzer.terms
+            terms = partial(terms_of, core.analyzer)
             if prof.get("profile_text"):
                 item = MemoryLine(str(prof["profile_text"]), f"profile:{user_id}", when, "profile")
-                out.append(Candidate(item, "memory", "profile", PROFILE_VALUE, terms=frozenset(terms(item.text))))
+                out.append(Candidate(item, "memory", "profile", PROFILE_VALUE, term_set=terms(item.text)))
             prefs = [f"{p['key']}={p['value']}" for p in prof.get("preferences", []) if p.get("status", "current") == "current"]
             if prefs:
                 item = MemoryLine("; ".join(prefs[:10]), f"prefs:{user_id}", when, "preferences")
-                out.append(Candidate(item, "memory", "profile", PROFILE_VALUE, terms=frozenset(terms(item.text))))
+                out.append(Candidate(item, "memory", "profile", PROFILE_VALUE, term_set=terms(item.text)))
         from ..knowledge.api import ENTITY_KIND
 
         items, ids = [], []
@@ -166,7 +170,7 @@ def fact_candidates(core: Runtime, scope: Any, user_id: str, text: str, vector: 
             body = f"{e['entity_name']} ({e['entity_type']}): {e['description']}" + (f" | {facts}" if facts else "")
             items.append(MemoryLine(body, f"kg:{e['entity_id']}", None, "fact", sources=sources))
             ids.append(point_id(scope.tenant, ENTITY_KIND, e["entity_id"]))
-        return out + as_candidates(items, "memory", "fact", FACT_SHARE, core.analyzer.terms, ids)
+        return out + as_candidates(items, "memory", "fact", FACT_SHARE, partial(terms_of, core.analyzer), ids)
     except Exception as exc:
         logger.warning("knowledge memory source failed (%s)", type(exc).__name__)
         return []
@@ -184,7 +188,7 @@ def document_candidates(core: Runtime, docs: Any, query: str) -> list[Candidate]
         logger.warning("document search for the context failed (%s: %s)", type(exc).__name__, exc)
         return []
     items = [MemoryLine(f"[{h.meta.get('citation', '')}] {h.text}", f"doc|{h.id}") for h in hits]
-    return as_candidates(items, "documents", "document", DOCUMENT_SHARE, core.analyzer.terms)
+    return as_candidates(items, "documents", "document", DOCUMENT_SHARE, partial(terms_of, core.analyzer))
 
 
 __all__ = ["document_candidates", "fact_candidates", "message_candidates", "message_key", "read_your_writes",
