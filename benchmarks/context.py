@@ -201,15 +201,16 @@ def sets(args) -> list[tuple[str, list[Conv]]]:
 
 
 # -- the relevance floor and the value shares (dev sets) ---------------------------------------------------
-def candidate_study(convs: list[Conv], emb, off_topic: list[Conv] | None) -> dict:
-    """Per candidate kind and rank bucket: how often it holds evidence; and each candidate's relevance,
-    for evidence turns and for questions asked of an unrelated conversation (noise)."""
+def candidate_study(convs: list[Conv], emb) -> dict:
+    """Per candidate kind and rank bucket: how often it holds evidence; the relevance of every candidate
+    (evidence or not) and the best relevance per question, for the conversation's questions and for
+    questions no conversation answers (``OFF_TOPIC``)."""
     LayeredMemory, _ = _engine()
     from layered_memory.context.build import recall
 
     buckets = ((0, 1), (1, 3), (3, 6), (6, 10), (10, 20), (20, 40), (40, 100))
     hits: dict[tuple[str, int], list[int]] = defaultdict(list)
-    rel_ev, rel_other, rel_noise = [], [], []
+    rel_ev, rel_other, top_on, top_off = [], [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         mem = LayeredMemory.embedded(tmp, embedder=emb)
         ingest(mem, convs, ("private",))
@@ -219,10 +220,12 @@ def candidate_study(convs: list[Conv], emb, off_topic: list[Conv] | None) -> dic
             window = h.get_session_messages(c.cid, c.last_session, limit=h.settings.memory.short_term_window)
             for q, ev in zip(c.questions, c.evidence):
                 cands = recall(h._core, h, c.cid, c.last_session, [q], window, False, 4000)
+                top = max((x.relevance for x in cands), default=0.0)
+                top_on.append(top)
                 evs = set(ev)
                 ranks: dict[int, int] = {}
                 for cand in cands:
-                    if cand.kind == "message" or (cand.kind == "neighbour" and cand.parent is None):
+                    if cand.kind == "message":
                         ranks[id(cand)] = len(ranks)
                 per_kind: dict[str, int] = defaultdict(int)
                 for cand in cands:
@@ -237,13 +240,11 @@ def candidate_study(convs: list[Conv], emb, off_topic: list[Conv] | None) -> dic
                         per_kind[cand.kind] += 1
                     b = next((i for i, (lo, hi) in enumerate(buckets) if lo <= r < hi), len(buckets) - 1)
                     hits[(cand.kind, b)].append(int(is_ev))
-                    (rel_ev if is_ev else rel_other).append(cand.relevance)
-            if off_topic:
-                other = off_topic[hash(c.cid) % len(off_topic)]
-                for q in other.questions[:20]:
-                    rel_noise += [x.relevance for x in recall(h._core, h, c.cid, c.last_session, [q], window, False, 4000)]
+                    (rel_ev if is_ev else rel_other).append((top, cand.relevance))
+            for q in OFF_TOPIC:
+                top_off.append(max((x.relevance for x in recall(h._core, h, c.cid, c.last_session, [q], window, False, 4000)), default=0.0))
         mem.close()
-    return {"hits": hits, "buckets": buckets, "rel_ev": rel_ev, "rel_other": rel_other, "rel_noise": rel_noise}
+    return {"hits": hits, "buckets": buckets, "rel_ev": rel_ev, "rel_other": rel_other, "top_on": top_on, "top_off": top_off}
 
 
 def print_calibration(name: str, st: dict) -> None:
@@ -254,17 +255,31 @@ def print_calibration(name: str, st: dict) -> None:
     print(table(["set", "candidate", "rank (a neighbour: its hit's)", "n", "P(evidence)"], rows))
 
 
-def off_topic_lines(convs: list[Conv], emb, floors=(0.0, 0.1, 0.2, 0.3)) -> list[list[object]]:
-    """Recalled lines ``get_context_for_user`` shows for questions no conversation answers (``OFF_TOPIC``),
-    per floor, at 2,000 tokens: every one of them is noise."""
+def print_floor(name: str, st: dict) -> None:
+    ev, other = np.asarray(st["rel_ev"] or [(0.0, 0.0)]), np.asarray(st["rel_other"] or [(0.0, 0.0)])
+    on, off = np.asarray(st["top_on"] or [0.0]), np.asarray(st["top_off"] or [0.0])
+    rows = [[name, f, float((ev[:, 1] >= f).mean()), float((other[:, 1] >= f).mean())] for f in (0.0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)]
+    print(table(["set", "line floor", "evidence candidates kept", "other candidates kept"], rows))
+    rows = []
+    for g in (0.0, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6):
+        kept = float(((ev[:, 0] >= g) & (ev[:, 1] >= 0.2)).mean())
+        rows.append([name, g, float((on < g).mean()), kept, float((off >= g).mean())])
+    print(table(["set", "question gate (line floor 0.2)", "questions left without recalled lines", "evidence candidates kept",
+                 "off-topic questions shown anything"], rows))
+
+
+def off_topic_lines(convs: list[Conv], emb, configs=((0.0, 0.0), (0.2, 0.0), (0.2, 0.35))) -> list[list[object]]:
+    """Recalled lines ``get_context_for_user`` shows at 2,000 tokens for questions no conversation answers
+    (``OFF_TOPIC``), per (line floor, question gate): every one of them is noise."""
     LayeredMemory, _ = _engine()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         mem = LayeredMemory.embedded(tmp, embedder=emb)
         ingest(mem, convs, ("private",))
         h = mem.tenant("private")
-        for floor in floors:
-            h.settings.context.relevance_floor = floor
+        saved = (h.settings.context.relevance_floor, h.settings.context.relevance_gate)
+        for floor, gate in configs:
+            h.settings.context.relevance_floor, h.settings.context.relevance_gate = floor, gate
             lines, shown = [], 0
             for c in convs:
                 for q in OFF_TOPIC:
@@ -272,17 +287,10 @@ def off_topic_lines(convs: list[Conv], emb, floors=(0.0, 0.1, 0.2, 0.3)) -> list
                     n = sum(m.content.count("\n- ") for m in ctx if m.kind in ("memory", "conversation_memory"))
                     lines.append(n)
                     shown += n > 0
-            rows.append([floor, float(np.mean(lines)), shown / len(lines)])
+            rows.append([floor, gate, float(np.mean(lines)), shown / len(lines)])
+        h.settings.context.relevance_floor, h.settings.context.relevance_gate = saved
         mem.close()
     return rows
-
-
-def print_floor(name: str, st: dict) -> None:
-    ev, other, noise = (np.asarray(st[k] or [0.0]) for k in ("rel_ev", "rel_other", "rel_noise"))
-    rows = []
-    for f in (0.0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5):
-        rows.append([name, f, float((ev >= f).mean()), float((other >= f).mean()), float((noise >= f).mean())])
-    print(table(["set", "floor", "evidence candidates kept", "other candidates kept", "off-topic candidates kept"], rows))
 
 
 # -- latency and read-your-writes, for this code and a baseline ref ----------------------------------------
@@ -406,16 +414,14 @@ def main() -> None:
             prewarm(convs, emb, args.framings)
         return
     if args.calibrate or args.floor_study:
-        others = [c for _, cs in chosen for c in cs]
         for name, convs in chosen:
-            off = [c for c in others if c not in convs] or None
-            st = candidate_study(convs, emb, off)
+            st = candidate_study(convs, emb)
             if args.calibrate:
                 print_calibration(name, st)
             if args.floor_study:
                 print_floor(name, st)
-                print(table(["floor", "off-topic question: recalled lines shown", "share of off-topic questions with any line"],
-                            off_topic_lines(convs, emb)))
+                print(table(["line floor", "question gate", "off-topic question at 2,000 tokens: recalled lines",
+                             "share of off-topic questions shown any line"], off_topic_lines(convs, emb)))
         emb.cache.save()
         return
     rows = []

@@ -126,14 +126,17 @@ class MemorySettings(_Section):
 class ContextSettings(_Section):
     """``get_context_for_user`` (docs/context.md): ``max_tokens`` is the budget filled when a call names
     none; ``relevance_floor`` the absolute relevance (0..1: the larger of the embedder's calibrated cosine
-    and the share of the query's terms) under which a recalled line is noise and never shown, measured on
-    the dev sets (``benchmarks/context.py --floor``); ``read_your_writes`` how many of the asking user's
-    messages still queued for the index writer are embedded on the request path (0: none; the context
-    may then differ from the one built after ``flush()``)."""
+    and the IDF-weighted share of the query's terms) under which a recalled line is noise and never shown;
+    ``relevance_gate`` the relevance the best candidate must reach for any recalled line to be shown (under
+    it the question is about nothing in memory); both measured on the dev sets (``benchmarks/context.py
+    --floor-study``); ``read_your_writes`` how many of the asking user's messages still queued for the index
+    writer are embedded on the request path (0: none; the context may then differ from the one built after
+    ``flush()``)."""
 
     max_tokens: int = Field(2000, ge=1)
     encoding: str = "o200k_base"
     relevance_floor: float = Field(0.2, ge=0, le=1)
+    relevance_gate: float = Field(0.35, ge=0, le=1)
     read_your_writes: int = Field(64, ge=0, le=1024)
 
 

@@ -127,12 +127,13 @@ def test_low_content_turns_only_as_neighbours_of_a_hit(mem):
 def test_off_topic_question_gets_no_recalled_lines(mem):
     ctx = mem.get_context_for_user("u1", "s1", query="How do I rotate the Kubernetes service account token?", max_tokens=4000)
     assert not blocks(ctx)  # an empty block beats a wrong one
-    floor = mem.settings.context.relevance_floor
-    mem.settings.context.relevance_floor = 0.0  # without the floor the same question fills the blocks with noise
+    cfg = mem.settings.context
+    saved = (cfg.relevance_floor, cfg.relevance_gate)
+    cfg.relevance_floor = cfg.relevance_gate = 0.0  # without floor and gate the same question fills the blocks with noise
     try:
         assert blocks(mem.get_context_for_user("u1", "s1", query="How do I rotate the Kubernetes service account token?"))
     finally:
-        mem.settings.context.relevance_floor = floor
+        cfg.relevance_floor, cfg.relevance_gate = saved
 
 
 def test_session_summary_is_sentences_not_a_transcript(mem):

@@ -10,8 +10,9 @@ sessions), and when asked "Relevant documents: ...". ``max_tokens`` is a target,
    value (``ranking``) and a cost in tokens; they go in by value per token while they fit. The window
    stays contiguous (an older message only after every newer one) and never opens with the bot's reply
    (providers such as Anthropic and Gemini refuse a conversation that starts with the assistant);
-3. a recalled line under ``context.relevance_floor`` never goes in, however much budget is left
-   (an empty block beats a wrong one), nor one that repeats what is already in (``ranking.Chosen``);
+3. a recalled line under ``context.relevance_floor`` never goes in, however much budget is left, and
+   none at all when the best candidate is under ``context.relevance_gate`` (the question is about nothing
+   in memory: an empty block beats a wrong one); nor one that repeats what is already in (``ranking.Chosen``);
 4. the session summary loses the sentences that a chosen line or the window already holds;
 5. the blocks are rendered (``lines``), counted with the real tokenizer, and the freed tokens (dates
    left out, summary sentences dropped) are filled again; the result is never over ``max_tokens``.
@@ -34,13 +35,15 @@ from .lines import (
 from .ranking import MESSAGE_KINDS, Candidate, Chosen, normalized, per_token, tokens_of
 from .window import without_leading_replies
 
-# On the scale of ``ranking`` (a top search hit is 1.0, the fifth 0.08): the last exchange is worth as much
-# as the best hit, the window's older turns fall to about the fifth hit's value; the summary is worth
-# about what the seventh hit is per token; user data (short, given by the platform) goes in early.
+# On the scale of ``ranking`` (a top search hit is 1.0, the fifth 0.08): the turn before the newest is worth
+# about as much as the best hit, each older window turn 0.6 of the next (the fifth back about the third hit,
+# the ninth back about the twentieth): a tight budget keeps the last exchange and the best hits, 2,000 tokens
+# the whole window; the summary is worth about what the seventh hit is per token; user data (short, given
+# by the platform) goes in early.
 USER_DATA_VALUE = 1.0
 SUMMARY_VALUE = 0.3
 WINDOW_VALUE = 0.9  # the message before the newest; each older one is worth WINDOW_DECAY of the next
-WINDOW_DECAY = 0.75
+WINDOW_DECAY = 0.6
 LINE_NORM = 35  # tokens of a typical recalled line: the length at which a message line keeps its rank's value
 REFILL_SLACK = 8  # tokens freed by rendering worth a second pass
 
@@ -125,9 +128,11 @@ def assemble(
     count: Callable[[str], int],
     caps: Mapping[str, int] | None = None,
     floor: float = 0.0,
+    gate: float = 0.0,
 ) -> list[ContextMessage]:
     """Choose and order the context (see the module docstring). ``candidates`` are scored
-    (``ranking.score_relevance``); their ``tokens`` are set here."""
+    (``ranking.score_relevance``); their ``tokens`` are set here. No recalled line goes in unless the best
+    candidate reaches ``gate``, and none under ``floor`` (the user's profile always may)."""
     caps = caps or {}
     fill = _Fill(max_tokens, count, caps)
     chosen = Chosen(cross=any(c.kind not in MESSAGE_KINDS for c in candidates))
@@ -157,7 +162,8 @@ def assemble(
     for d, m in enumerate(reversed(older), 1):
         value = WINDOW_VALUE * WINDOW_DECAY ** (d - 1)
         pool.append((value / (count(m.content) + PER_MESSAGE_TOKENS), 1, (d, m)))
-    kept = [c for c in candidates if c.value > 0 and (c.relevance >= floor or c.kind == "profile")]
+    best = max((c.relevance for c in candidates if c.kind != "profile"), default=0.0)
+    kept = [c for c in candidates if c.value > 0 and (c.kind == "profile" or (best >= gate and c.relevance >= floor))]
     for c in kept:
         c.tokens = tokens_of(count, LINE_PREFIX + c.item.render()) + 1
         if c.kind in MESSAGE_KINDS:  # a longer turn holds evidence more often, about in proportion (``ranking``)

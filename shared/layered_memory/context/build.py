@@ -27,13 +27,14 @@ from .candidates import (
     document_candidates, fact_candidates, message_candidates, message_key, read_your_writes, topic_candidates,
 )
 from .lines import Context, context_tokens
-from .ranking import Candidate, dense_relevance, score_relevance, terms_of
+from .ranking import Candidate, rescaled, score_relevance, terms_of
 from .window import session_window, visible_filters
 
 if TYPE_CHECKING:
-    from ..engine import LayeredMemory
     from ..models import Message
     from ..runtime import Runtime
+
+LayeredMemory = Any  # the facade handle (engine.LayeredMemory) the call came through: its public methods only
 
 MAX_SEARCH_K = 100
 MIN_SEARCH_K = 10
@@ -70,27 +71,31 @@ def recall(core: Runtime, handle: LayeredMemory, user_id: str, session_id: str, 
     cands += topic_candidates(core, tenant, user_id, texts[0], vectors[0])
     cands += fact_candidates(core, handle.scope, user_id, texts[0], vectors[0])
     if with_docs:
-        from ..engine import LayeredMemory as Handle
-
-        cands += document_candidates(core, Handle(core, tenant, user_id).documents, texts[0])
+        cands += document_candidates(core, handle.for_user(user_id).documents, texts[0])
     dense = _dense(core, [c.vector_id for c in cands if c.vector_id], vectors)
     score_relevance(cands, [set(terms_of(core.analyzer, t)) for t in texts], dense, core.settings.context.relevance_floor)
     return cands
 
 
 def _dense(core: Runtime, ids: list[str], query_vectors: list[Any]) -> dict[str, float]:
-    """Calibrated cosines of the queries and the recalled points (their vectors read in one call)."""
+    """Calibrated cosines of the recalled points and the closest query: one index query per query vector,
+    restricted to those points (the index computes the cosines; no vector leaves it)."""
     if not ids or core.index is None or core.embedder is None:
         return {}
+    from .._lazy import qdrant_models as models
     from ..topics.threading import TOPICAL_LEVEL, embedder_calibration
 
     t = core.settings.topics
     floor, topical = embedder_calibration(core.embedder)
     floor = t.similarity_floor if t.similarity_floor is not None else floor
     topical = t.similarity_topical if t.similarity_topical is not None else topical
-    points = core.index.retrieve(core.indexer.collection, list(dict.fromkeys(ids)), with_vectors=True)
-    vectors = {p.id: p.dense for p in points if p.dense}
-    return dense_relevance(query_vectors, vectors, floor, topical, TOPICAL_LEVEL)
+    ids = list(dict.fromkeys(ids))
+    only = models.Filter(must=[models.HasIdCondition(has_id=ids)])
+    cos: dict[str, float] = {}
+    for v in query_vectors:
+        for h in core.index.query(core.indexer.collection, dense=v, filter=only, limit=len(ids), prefetch_limit=len(ids), payload=False):
+            cos[h.id] = max(cos.get(h.id, -1.0), h.score)
+    return rescaled(cos, floor, topical, TOPICAL_LEVEL)
 
 
 def build_context(
@@ -112,15 +117,14 @@ def build_context(
     if texts and include_vector and core.embedder is not None and core.index is not None:
         cands = recall(core, handle, user_id, session_id, texts, window, with_docs, budget)
     elif texts and with_docs:  # documents without the message tiers (no embedder: BM25 documents)
-        from ..engine import LayeredMemory as Handle
-
-        cands = document_candidates(core, Handle(core, handle.tenant_id, user_id).documents, texts[0])
+        cands = document_candidates(core, handle.for_user(user_id).documents, texts[0])
         score_relevance(cands, [set(terms_of(core.analyzer, t)) for t in texts], {})
     timings["recall"] = _ms(t0)
     t0 = time.perf_counter()
     caps = {"memory": cfg.relevant_memory_k, "conversation_memory": cfg.conversation_memory_k}
     out = assemble(summary=summary, user_data=user_data, window=window, candidates=cands, max_tokens=budget,
-                   count=core.count_tokens, caps=caps, floor=core.settings.context.relevance_floor)
+                   count=core.count_tokens, caps=caps, floor=core.settings.context.relevance_floor,
+                   gate=core.settings.context.relevance_gate)
     timings["rank"] = _ms(t0)
     timings["total"] = _ms(t_start)
     return Context(out, tokens=context_tokens(out, core.count_tokens), max_tokens=budget, timings=timings, window=window)

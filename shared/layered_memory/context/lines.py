@@ -41,8 +41,9 @@ def stamp(when: datetime | None, *, date: bool = True) -> str:
     """``2024-05-02 09:05`` (UTC); ``09:05`` with ``date=False``; "" without a time."""
     if when is None:
         return ""
-    t = when.astimezone(timezone.utc) if when.tzinfo else when
-    return t.strftime("%Y-%m-%d %H:%M" if date else "%H:%M")
+    t = when.astimezone(timezone.utc) if when.tzinfo is not None and when.utcoffset() else when
+    hm = f"{t.hour:02d}:{t.minute:02d}"
+    return f"{t.year:04d}-{t.month:02d}-{t.day:02d} {hm}" if date else hm
 
 
 def speaker_name(role: str, user_name: str | None, user_id: str | None) -> str:

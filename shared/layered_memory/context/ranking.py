@@ -46,8 +46,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import numpy as np
-
 from .lines import MemoryLine
 
 RANK_DECAY = 1.4
@@ -124,18 +122,11 @@ def lexical_relevance(query_terms: set[str], terms: frozenset[str], idf: dict[st
     return sum(idf.get(t, 0.0) for t in query_terms & terms) / total
 
 
-def dense_relevance(query_vectors: Sequence[Sequence[float]], vectors: dict[str, Sequence[float]], floor: float, topical: float,
-                    level: float = 0.8) -> dict[str, float]:
-    """Rescaled cosines (``floor`` -> 0, ``topical`` -> ``level``, clipped to [0, 1]) of each vector and the
-    closest query."""
-    if not query_vectors or not vectors:
-        return {}
-    ids = list(vectors)
-    m = np.asarray([vectors[i] for i in ids], dtype=np.float32)
-    q = np.asarray(query_vectors, dtype=np.float32)
-    cos = (m @ q.T) / (np.linalg.norm(m, axis=1)[:, None] * np.linalg.norm(q, axis=1)[None, :] + 1e-12)
-    scaled = np.clip(level * (cos.max(axis=1) - floor) / max(topical - floor, 1e-6), 0.0, 1.0)
-    return dict(zip(ids, scaled.tolist()))
+def rescaled(cosines: dict[str, float], floor: float, topical: float, level: float = 0.8) -> dict[str, float]:
+    """Cosines rescaled so ``floor`` -> 0 and ``topical`` -> ``level``, clipped to [0, 1] (the embedder's
+    anchors: ``topics.threading.embedder_calibration``)."""
+    span = max(topical - floor, 1e-6)
+    return {k: min(1.0, max(0.0, level * (c - floor) / span)) for k, c in cosines.items()}
 
 
 def score_relevance(cands: Sequence[Candidate], queries: Sequence[set[str]], dense: dict[str, float], floor: float = 1.0) -> None:
@@ -234,6 +225,6 @@ def as_candidates(items: Sequence[MemoryLine], block: str, kind: str, share: flo
 
 __all__ = [
     "Candidate", "Chosen", "DOCUMENT_SHARE", "FACT_SHARE", "NEIGHBOUR_SHARE", "PROFILE_VALUE", "RANK_DECAY", "TOPIC_SHARE",
-    "as_candidates", "dense_relevance", "idf_weights", "lexical_relevance", "normalized", "per_token", "rank_value",
+    "as_candidates", "rescaled", "idf_weights", "lexical_relevance", "normalized", "per_token", "rank_value",
     "content_size", "score_relevance", "terms_of", "tokens_of",
 ]
