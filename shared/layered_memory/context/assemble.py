@@ -44,8 +44,8 @@ USER_DATA_VALUE = 1.0
 SUMMARY_VALUE = 0.3
 WINDOW_VALUE = 0.9  # the message before the newest; each older one is worth WINDOW_DECAY of the next
 WINDOW_DECAY = 0.6
-LINE_NORM = 35  # tokens of a typical recalled line: the length at which a message line keeps its rank's value
-REFILL_SLACK = 8  # tokens freed by rendering worth a second pass
+REFILL_SLACK = 8
+MAX_CHARS_PER_TOKEN = 12  # no line averages more characters a token (o200k: about 4 in English, 1-2 in CJK)  # tokens freed by rendering worth a second pass
 
 
 def format_user_data(data: Mapping[str, Any]) -> str:
@@ -105,8 +105,13 @@ class _Fill:
 
     def try_line(self, c: Candidate, chosen: Chosen) -> bool:
         block = self.lines[c.block]
-        cost = c.tokens + (0 if block else self.header_cost[c.block])
-        if cost > self.room() or chosen.repeats(c):
+        room = self.room() - (0 if block else self.header_cost[c.block])
+        if not c.tokens:
+            text = LINE_PREFIX + c.item.render()
+            if len(text) > MAX_CHARS_PER_TOKEN * room:  # cannot fit whatever it counts: spare the tokenizer
+                return False
+            c.tokens = tokens_of(self.count, text) + 1
+        if c.tokens > room or chosen.repeats(c):
             return False
         is_message = c.kind in MESSAGE_KINDS
         if is_message and self.messages[c.block] >= self.caps.get(c.block, 10**9):
@@ -114,7 +119,7 @@ class _Fill:
         block.append(c)
         self.messages[c.block] += is_message
         chosen.take(c)
-        self.used += cost
+        self.used += c.tokens + (self.header_cost[c.block] if len(block) == 1 else 0)
         return True
 
 
@@ -158,16 +163,14 @@ def assemble(
         head_items.append(("summary", summary, SUMMARY_VALUE))
     pool: list[tuple[float, int, Any]] = []
     for kind, text, value in head_items:
-        pool.append((value / (count(text) + PER_MESSAGE_TOKENS), 0, (kind, text)))
+        pool.append((value / (tokens_of(count, text) + PER_MESSAGE_TOKENS), 0, (kind, text)))
     for d, m in enumerate(reversed(older), 1):
         value = WINDOW_VALUE * WINDOW_DECAY ** (d - 1)
-        pool.append((value / (count(m.content) + PER_MESSAGE_TOKENS), 1, (d, m)))
+        pool.append((value / (tokens_of(count, m.content) + PER_MESSAGE_TOKENS), 1, (d, m)))
     best = max((c.relevance for c in candidates if c.kind != "profile"), default=0.0)
     kept = [c for c in candidates if c.value > 0 and (c.kind == "profile" or (best >= gate and c.relevance >= floor))]
-    for c in kept:
-        c.tokens = tokens_of(count, LINE_PREFIX + c.item.render()) + 1
-        if c.kind in MESSAGE_KINDS:  # a longer turn holds evidence more often, about in proportion (``ranking``)
-            c.value *= c.tokens / LINE_NORM
+    for c in kept:  # message lines go by rank (``ranking.per_token``): counted when they are tried
+        c.tokens = 0 if c.kind in MESSAGE_KINDS else tokens_of(count, LINE_PREFIX + c.item.render()) + 1
         pool.append((per_token(c), 2, c))
     pool.sort(key=lambda x: -x[0])
     head: dict[str, str] = {}
@@ -191,7 +194,7 @@ def assemble(
             waiting[obj[0]] = obj[1]
             while window_taken + 1 in waiting:
                 m = waiting.pop(window_taken + 1)
-                cost = count(m.content) + PER_MESSAGE_TOKENS
+                cost = tokens_of(count, m.content) + PER_MESSAGE_TOKENS
                 if cost > fill.room():
                     waiting.clear()
                     broken = True  # nothing older goes in

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-NEIGHBOUR_HITS = 5  # the best hits whose following turn is fetched
+NEIGHBOUR_HITS = 3  # the best hits whose following turn is fetched
 TOPIC_K = 3
 FACT_K = 3
 

@@ -11,7 +11,7 @@
   of 1.5 at every rank. At the same rank a longer message is evidence more often, about in proportion
   to its length (LoCoMo, shortest / middle / longest third of the candidates: 0.32 / 0.47 / 0.68 at
   rank 0, 0.004 / 0.013 / 0.013 at ranks 10-19), so a message line's value grows with its tokens
-  (``assemble.LINE_NORM``): per token, message lines go in by rank, long or short;
+  (``LINE_NORM``): per token, message lines go in by rank, long or short;
 - the turn that follows a hit in its session: ``NEIGHBOUR_SHARE`` of the hit's value. Measured, it is
   rarely evidence itself (LoCoMo 0.004 after a top-5 hit, the synthetic set 0), so it comes after the
   hits, as the context of a hit the budget has room for; a low-content turn ("Noted.", "ok", "好的") is
@@ -54,6 +54,7 @@ TOPIC_SHARE = 0.6
 FACT_SHARE = 0.5
 DOCUMENT_SHARE = 0.8
 PROFILE_VALUE = 0.4
+LINE_NORM = 35  # tokens of a typical recalled line
 DUP_CONTAINMENT = 0.8
 MESSAGE_KINDS = frozenset({"message", "neighbour"})
 OTHER_KINDS = frozenset({"topic", "fact", "profile", "document"})
@@ -210,6 +211,10 @@ class Chosen:
 
 
 def per_token(c: Candidate) -> float:
+    """Value per token. A message line's value grows with its length about as fast as its cost does (see
+    the module docstring), so per token it is its rank's value over a typical line's ``LINE_NORM`` tokens."""
+    if c.kind in MESSAGE_KINDS:
+        return c.value / LINE_NORM
     return c.value / max(c.tokens, 1)
 
 
