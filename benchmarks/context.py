@@ -303,6 +303,10 @@ def code_at(ref: str, where: str) -> str:
 def in_code(path: str, mode: str, args) -> dict:
     env = {**os.environ, "PYTHONPATH": f"{path}:{ROOT}"}
     cmd = [sys.executable, __file__, "--child", mode, "--sizes", *map(str, args.sizes), "--samples", str(args.samples), "--runs", str(args.runs)]
+    if mode == "quality":
+        cmd += ["--budgets", *map(str, args.budgets), "--embedder", args.embedder, "--cache", args.cache, "--also-cache", *args.also_cache]
+        cmd += ["--locomo", args.locomo] if args.locomo else []
+        cmd += ["--conversations", str(args.conversations)] + (["--synth", str(args.synth)] if args.synth is not None else [])
     out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -323,57 +327,96 @@ def child_latency(args) -> dict:
             for start in range(0, n, 1000):
                 mem.add_messages([message(i, rng) for i in range(start, min(n, start + 1000))])
             mem.flush()
-            ms = []
+            for _ in range(20):  # warm: the tokenizer, the embedder's calibration
+                mem.get_context_for_user("u1", "bench", query=sentence(rng))
+            ms, cpu = [], []
             for _ in range(args.samples):
                 q = sentence(rng)
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.thread_time()
                 mem.get_context_for_user("u1", "bench", query=q)
                 ms.append((time.perf_counter() - t0) * 1000)
-            out[str(n)] = {"p50": pct(ms, 50), "p95": pct(ms, 95), "tokens": None}
+                cpu.append((time.thread_time() - c0) * 1000)
+            out[str(n)] = {"p50": pct(ms, 50), "p95": pct(ms, 95), "cpu50": pct(cpu, 50), "cpu95": pct(cpu, 95)}
             mem.close()
     return out
 
 
+def child_quality(args) -> dict:
+    """The context of the code on PYTHONPATH (a baseline ref), private framing: its text is the messages'
+    contents joined (what an older ``get_context_for_user`` returned carries no ``text``)."""
+    LayeredMemory, _ = _engine()
+    emb = cached_embedder(args.embedder, args.cache, args.also_cache)
+    out: dict[str, list[float]] = {}
+    for name, convs in sets(args):
+        acc: dict[int, list[tuple[float, float, int]]] = defaultdict(list)
+        with tempfile.TemporaryDirectory() as tmp:
+            mem = LayeredMemory.embedded(tmp, embedder=emb)
+            ingest(mem, convs, ("private",))
+            h = mem.tenant("private")
+            for c in convs:
+                for q, ev in zip(c.questions, c.evidence):
+                    for b in args.budgets:
+                        ctx = h.get_context_for_user(c.cid, c.last_session, query=q, max_tokens=b)
+                        text = "\n\n".join(m.content for m in ctx)
+                        acc[b].append((*evidence_scores(text, c, ev), sum(mem.count_tokens(m.content) + 4 for m in ctx)))
+            mem.close()
+        for b, v in acc.items():
+            a = np.array(v, dtype=float)
+            out[f"{name}|{b}"] = [float(a[:, 0].mean()), float(a[:, 1].mean()), float(a[:, 2].mean())]
+    return out
+
+
 def child_read_your_writes(args) -> dict:
+    """``args.runs`` rounds in one store: 20 ``add_message`` calls (the next turns of a synthetic chat, over
+    several sessions), a context right away and again after ``flush()``, compared whole. The real default
+    embedder, so the writer lags behind the writes as it does in a bot."""
     from layered_memory.providers.local import default_embedder
 
     LayeredMemory, _ = _engine()
-    conv = max(load_synth(7, per_style=1), key=lambda c: len(c.turns))
-    recs = records(conv, "private")
+    recs = [r for c in load_synth(7, per_style=1) for r in records(c, "private")]  # 534 turns, en / ru / zh
     same = 0
-    emb = default_embedder()
-    for run in range(args.runs):
-        with tempfile.TemporaryDirectory() as tmp:
-            mem = LayeredMemory.embedded(tmp, embedder=emb)
-            start = 30 + run
-            mem.add_messages(recs[:start])
-            mem.flush()
-            for r in recs[start : start + 20]:
+    with tempfile.TemporaryDirectory() as tmp:
+        mem = LayeredMemory.embedded(tmp, embedder=default_embedder())
+        mem.add_messages(recs[:20])
+        mem.flush()
+        for run in range(args.runs):
+            batch = recs[20 + 20 * run : 40 + 20 * run]
+            if len(batch) < 20:
+                break
+            for r in batch:
                 mem.add_message(r)
-            query = recs[start + 4]["content"]
-            before = [(m.kind, m.content) for m in mem.get_context_for_user(conv.cid, recs[start + 19]["session_key"], query=query)]
+            user, session, query = batch[-1]["user_id"], batch[-1]["session_key"], batch[3]["content"]
+            before = [(m.kind, m.content) for m in mem.get_context_for_user(user, session, query=query)]
             mem.flush()
-            after = [(m.kind, m.content) for m in mem.get_context_for_user(conv.cid, recs[start + 19]["session_key"], query=query)]
+            after = [(m.kind, m.content) for m in mem.get_context_for_user(user, session, query=query)]
             same += before == after
-            mem.close()
+        mem.close()
     return {"same": same, "runs": args.runs}
 
 
 def compare(args, mode: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        base = in_code(code_at(args.baseline_ref, tmp), mode, args)
-        ours = in_code(str(ROOT / "shared"), mode, args)
-    load = os.getloadavg()
+        base_code = code_at(args.baseline_ref, tmp)
+        runs = []
+        for _ in range(args.repeat if mode == "latency" else 1):  # alternated: the machine's load moves
+            runs.append((in_code(base_code, mode, args), in_code(str(ROOT / "shared"), mode, args), os.getloadavg()[0]))
     if mode == "latency":
-        rows = [[n, args.baseline_ref, base[n]["p50"], base[n]["p95"], "this branch", ours[n]["p50"], ours[n]["p95"],
-                 ours[n]["p95"] - base[n]["p95"]] for n in base]
-        print(table(["messages", "baseline", "P50 ms", "P95 ms", "code", "P50 ms", "P95 ms", "P95 delta ms"], rows))
-        print(f"\nget_context_for_user(query=...) on the embedded default, query embedding excluded (pool vectors); "
-              f"load {load[0]:.2f}; bar: P95 within +10 ms of the baseline")
-    else:
-        print(table(["code", "context right after 20 writes == after flush()"],
-                    [[args.baseline_ref, f"{base['same']} / {base['runs']}"], ["this branch", f"{ours['same']} / {ours['runs']}"]]))
-        print(f"\nreal default embedder (the writer lags behind the writes); load {load[0]:.2f}; bar: {args.runs} / {args.runs}")
+        rows = []
+        for base, ours, load in runs:
+            for n in base:
+                b, o = base[n], ours[n]
+                rows.append([n, f"{load:.1f}", f"{b['p50']:.1f} / {b['p95']:.1f}", f"{o['p50']:.1f} / {o['p95']:.1f}",
+                             f"{o['p95'] - b['p95']:+.1f}", f"{b['cpu50']:.1f} / {b['cpu95']:.1f}", f"{o['cpu50']:.1f} / {o['cpu95']:.1f}",
+                             f"{o['cpu95'] - b['cpu95']:+.1f}"])
+        print(table(["messages", "load", f"{args.baseline_ref}: P50 / P95 ms", "this branch: P50 / P95 ms", "P95 delta",
+                     f"{args.baseline_ref}: CPU P50 / P95 ms", "this branch: CPU P50 / P95 ms", "CPU P95 delta"], rows))
+        print("\nget_context_for_user(query=...) at the default budget on the embedded default (one scope), query embedding "
+              "excluded (pool vectors); CPU: the calling thread's. Bar: P95 within +10 ms of the baseline")
+        return
+    base, ours, load = runs[0]
+    print(table(["code", "context right after 20 writes == after flush()"],
+                [[args.baseline_ref, f"{base['same']} / {base['runs']}"], ["this branch", f"{ours['same']} / {ours['runs']}"]]))
+    print(f"\nreal default embedder (the writer lags behind the writes); load {load:.2f}; bar: {args.runs} / {args.runs}")
 
 
 def main() -> None:
@@ -396,10 +439,13 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[100_000])
     ap.add_argument("--samples", type=int, default=200)
     ap.add_argument("--runs", type=int, default=20)
-    ap.add_argument("--child", choices=["latency", "read-your-writes"], help=argparse.SUPPRESS)
+    ap.add_argument("--repeat", type=int, default=2, help="latency: baseline and this code alternated this many times")
+    ap.add_argument("--before", action="store_true", help="quality: also the context of --baseline-ref (private framing)")
+    ap.add_argument("--child", choices=["latency", "read-your-writes", "quality"], help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        print(json.dumps(child_latency(args) if args.child == "latency" else child_read_your_writes(args)))
+        run = {"latency": child_latency, "read-your-writes": child_read_your_writes, "quality": child_quality}[args.child]
+        print(json.dumps(run(args)))
         return
     if args.latency:
         compare(args, "latency")
@@ -424,12 +470,22 @@ def main() -> None:
                              "share of off-topic questions shown any line"], off_topic_lines(convs, emb)))
         emb.cache.save()
         return
+    before = {}
+    if args.before:
+        with tempfile.TemporaryDirectory() as tmp:
+            before = in_code(code_at(args.baseline_ref, tmp), "quality", args)
     rows = []
     for name, convs in chosen:
         n_q = sum(len(c.questions) for c in convs)
         print(f"{name}: {len(convs)} conversations, {sum(len(c.turns) for c in convs)} turns, {n_q} questions", file=sys.stderr)
-        rows += run_quality(name, convs, emb, args.budgets, args.framings, args.process)
         emb.cache.save()
+        rows += run_quality(name, convs, emb, args.budgets, args.framings, args.process)
+        for b in args.budgets:
+            if f"{name}|{b}" in before:
+                share, every, tokens = before[f"{name}|{b}"]
+                rows.append([name, b, f"context private ({args.baseline_ref})", share, every, f"{tokens:,.0f}"])
+    order = {name: i for i, (name, _) in enumerate(chosen)}
+    rows.sort(key=lambda r: (order[r[0]], r[1]))  # stable: each budget's rows stay in their order
     print(table(["set", "budget", "what the model gets", "evidence in the prompt", "every evidence turn", "tokens used"], rows))
     print(f"\nload {os.getloadavg()[0]:.2f}; bars at 2,000 tokens: context private >= 0.90 and >= search @ same tokens + 0.03")
 
