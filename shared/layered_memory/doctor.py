@@ -9,12 +9,14 @@ and repositories, and ``stale`` chunks of an interrupted write) the report count
 records, points, ``pending`` (records in the index writer's outbox: written, their point not complete
 yet; the normal index lag, not drift), ``missing`` (records without their point and without a pending
 marker: drift) and ``orphans`` (points whose record is gone with nothing pending: deleted text that
-search would still return). ``pending`` in the report's top level sums the writer's pending records
+search would still return); messages also count ``stale`` points (their payload hash is not the stored
+text's: an edit whose re-index another process's writer raced; repaired by indexing them again, and
+counted in ``missing`` too). ``pending`` in the report's top level sums the writer's pending records
 of messages, topic summaries, items and agents (a document's ``pending`` is an interrupted write: the
 ``outbox``).
 For the topic tier it counts ``unthreaded`` messages (stored, neither threaded nor queued) and topics
-whose ``message_count`` differs from their membership rows; ``outbox`` counts delete intents not yet
-drained. Every repair is idempotent: run it twice, the second run finds nothing.
+whose ``message_count`` differs from their membership rows; ``outbox`` counts delete (and edit) intents
+not yet drained. Every repair is idempotent: run it twice, the second run finds nothing.
 
 ``open_check`` runs when a store is opened: it drains the outbox, indexes pending messages, compares
 counts per kind (a few cheap requests) and repairs a kind whose counts disagree (an index that is
@@ -102,6 +104,10 @@ def drain_outbox(tn: Tenant) -> int:
             elif op == "item":
                 owner = doc.get("owner")
                 Items(tn.core, tn.scope.narrow(owner) if owner else tn.scope).repair(doc["dkey"], tuple(doc["namespace"]))
+            elif op in ("edit", "delete"):  # an interrupted mem.edit_message / mem.delete_message
+                from .edits import finish_intent
+
+                finish_intent(core, tn.tenant_id, doc)
             elif op == "doc":  # an interrupted document / repository file write (layered_memory.documents.store)
                 from .documents.store import SourceStore
 
@@ -118,21 +124,28 @@ def drain_outbox(tn: Tenant) -> int:
 
 # -- messages ---------------------------------------------------------------------------------------
 def _check_messages(tn: Tenant, repair: bool) -> dict[str, int]:
+    from .edits import content_hash
+
     core, tenant = tn.core, tn.tenant_id
     pending = set(core.records.pending_index(tenant, limit=10**9))
     expected: dict[str, tuple[MessageRef, MessageRef | None]] = {}  # point id -> (ref, previous turn's ref)
+    hashes: dict[str, str] = {}  # point id -> the hash of the stored text
     last: dict[tuple[str, str], MessageRef] = {}
     for m in _messages_iter(tn):
         key = (m.user_id, m.session_key)
-        expected[message_point_id(tenant, m.ref)] = (m.ref, last.get(key))
+        pid = message_point_id(tenant, m.ref)
+        expected[pid] = (m.ref, last.get(key))
+        hashes[pid] = content_hash(m.content)
         last[key] = m.ref
     if core.index is None:
         return _report(len(expected), 0, 0, 0, pending=len(pending))
     actual: set[str] = set()
+    stale: set[str] = set()  # points of an older text (an edit whose re-index was lost, e.g. raced by another process)
     for hits in scroll_all(core.index, core.indexer.collection, scope_filter(tenant, "message")):
         actual.update(h.id for h in hits)
+        stale.update(h.id for h in hits if h.id in hashes and h.payload.get("hash") not in (None, hashes[h.id]))
     orphans = sorted(actual - set(expected))
-    missing = [expected[p] for p in expected if p not in actual and expected[p][0] not in pending]
+    missing = [expected[p] for p in expected if (p not in actual or p in stale) and expected[p][0] not in pending]
     if repair:
         with core.write_lock:
             if orphans:
@@ -145,7 +158,8 @@ def _check_messages(tn: Tenant, repair: bool) -> dict[str, int]:
                 previous = {mid: found.get(prev) if prev else None for mid, prev in chunk}
                 core.indexer.upsert_messages(tenant, msgs, previous)
             core.indexer.flush(tenant)
-    return _report(len(expected), len(actual), len(missing), len(orphans), pending=len(pending))
+    return _report(len(expected), len(actual), len(missing), len(orphans), pending=len(pending),
+                   stale=len([p for p in stale if expected[p][0] not in pending]))
 
 
 # -- topic summaries ----------------------------------------------------------------------------------

@@ -90,6 +90,8 @@ class Indexer:
         self._upgraded: set[str] = set()  # tenants checked for the schema v2 point upgrade
         # The previous turn each BM25-only point was written with (see index_sparse): refs, never texts.
         self.previous_refs: dict[tuple[str, MessageRef], MessageRef | None] = {}
+        # Messages put back in the outbox by an edit in this process (see bump): (tenant, ref) -> generation.
+        self.generations: dict[tuple[str, MessageRef], int] = {}
         if index is not None:
             index.ensure_collection(collection, dense_dim=embedder.dim if embedder else None, embedder=embedder.name if embedder else None)
 
@@ -258,6 +260,15 @@ class Indexer:
             prev = previous.get(m.ref)
             self.previous_refs[(tenant, m.ref)] = prev.ref if prev is not None else None
 
+    def bump(self, tenant: str, refs: Sequence[MessageRef]) -> None:
+        """An edit (under the engine's write lock) is about to put these messages back in the outbox: a writer
+        batch that read them before must neither upsert its old points nor clear the new pending flag."""
+        if len(self.generations) > 100_000:  # settled entries are dropped by the writer; this bounds the rest
+            self.generations.clear()
+        for r in refs:
+            key = (tenant, MessageRef(*r))
+            self.generations[key] = self.generations.get(key, 0) + 1
+
     def delete_messages(self, tenant: str, refs: Sequence[MessageRef]) -> None:
         if self.index is not None and refs:
             self.index.delete(self.collection, ids=[message_point_id(tenant, r) for r in refs])
@@ -299,7 +310,8 @@ class MessageOutbox:
     def __init__(self, indexer: Indexer, lock: Any) -> None:
         self.indexer = indexer
         self.lock = lock
-        self._carry: dict[tuple[str, str, str], MessageRef] = {}  # (tenant, user, session) -> the last message embedded
+        # (tenant, user, session) -> (ref, seq) of the newest message embedded (an edited older one never moves it back)
+        self._carry: dict[tuple[str, str, str], tuple[MessageRef, int]] = {}
 
     def count(self, tenant: str) -> int:
         return self.indexer.records.count_pending(tenant)
@@ -314,8 +326,9 @@ class MessageOutbox:
         if ix._needs_upgrade(tenant):  # once per tenant after the schema 2 upgrade: the old path, under the lock
             with self.lock:
                 return ix.flush(tenant)
+        first = self._generations(tenant, refs)
         msgs = [m for m in ix.records.get_messages(tenant, refs) if m is not None]
-        return self._write(tenant, refs, msgs, self._texts(tenant, msgs))
+        return self._write(tenant, refs, msgs, self._texts(tenant, msgs), first)
 
     def index_now(self, tenant: str, refs: Sequence[MessageRef]) -> int:
         """Read-your-writes (``get_context_for_user``): index these messages now, in the calling thread,
@@ -326,33 +339,60 @@ class MessageOutbox:
         if ix.index is None or ix._needs_upgrade(tenant):
             return 0
         prev = {r: ix.previous_refs.get((tenant, r)) for r in refs if (tenant, r) in ix.previous_refs}
+        first = self._generations(tenant, list(prev))
         msgs = [m for m in ix.records.get_messages(tenant, list(prev)) if m is not None] if prev else []
         if not msgs:
             return 0
         wanted = sorted({p for p in prev.values() if p is not None})
         by_ref = {m.ref: m for m in ix.records.get_messages(tenant, wanted) if m is not None} if wanted else {}
         texts = {m.ref: ix.indexed_text(m, by_ref.get(prev[m.ref]) if prev[m.ref] is not None else None) for m in msgs}
-        return self._write(tenant, [m.ref for m in msgs], msgs, texts)
+        return self._write(tenant, [m.ref for m in msgs], msgs, texts, first)
 
-    def _write(self, tenant: str, refs: Sequence[MessageRef], msgs: Sequence[Message], texts: dict[MessageRef, str]) -> int:
+    def _generations(self, tenant: str, refs: Sequence[MessageRef]) -> dict[MessageRef, int | None]:
+        """The edit generation of each ref before its first read (empty unless messages were edited here)."""
+        gens = self.indexer.generations  # edits in this process (Indexer.bump)
+        return {r: gens.get((tenant, r)) for r in refs} if gens else {}
+
+    def _write(self, tenant: str, refs: Sequence[MessageRef], msgs: Sequence[Message], texts: dict[MessageRef, str],
+               first: dict[MessageRef, int | None]) -> int:
         """Embed ``msgs`` (outside the lock), upsert their points under it (re-read: a message deleted
-        meanwhile gets no point back, a changed one its new payload), clear ``refs`` from the outbox."""
+        meanwhile gets no point back, a changed one its new payload, one edited since ``first`` none),
+        clear ``refs`` from the outbox."""
         ix = self.indexer
+        gens = ix.generations
         vectors = ix.embedder.embed_documents([texts[m.ref] for m in msgs]) if ix.embedder is not None and msgs else []
         known = {m.ref: v for m, v in zip(msgs, vectors)}
         built = dict(zip((m.ref for m in msgs), ix.points(msgs, known=known, texts=[texts[m.ref] for m in msgs])))
         with self.lock:  # short: a read and an upsert (the writes waiting for it are single adds)
-            fresh = [m for m in ix.records.get_messages(tenant, [m.ref for m in msgs]) if m is not None]
+            # edited since the first read (text or previous turn): no old point, and they stay in the outbox
+            edited = {r for r in refs if gens.get((tenant, r)) != first.get(r)} if gens else set()
+            fresh = [m for m in ix.records.get_messages(tenant, [m.ref for m in msgs]) if m is not None and m.ref not in edited]
             read = {m.ref: m for m in msgs}
-            changed = [m for m in fresh if m != read[m.ref]]  # threaded (topic_id) or edited since the first read
+            changed = [m for m in fresh if m != read[m.ref]]  # threaded (topic_id) since the first read
             points = {**built, **dict(zip((m.ref for m in changed), ix.points(changed, known=known, texts=[texts[m.ref] for m in changed])))}
             if fresh:
-                ix.index.upsert(ix.collection, [points[m.ref] for m in fresh])  # type: ignore[union-attr]
+                ix.index.upsert(ix.collection, [points[m.ref] for m in fresh])
+            upserted = {r: gens.get((tenant, r)) for r in refs} if gens else {}
         # Outside the lock: its commit is the slow part, and a crash before it only indexes the batch again.
-        ix.records.mark_indexed(tenant, list(refs))
+        ix.records.mark_indexed(tenant, [r for r in refs if r not in edited])
         for r in refs:
-            ix.previous_refs.pop((tenant, r), None)
+            if r not in edited:  # an edited one keeps the previous turn its new BM25 point was written with
+                ix.previous_refs.pop((tenant, r), None)
+        if gens:
+            self._after_edits(tenant, [r for r in refs if r not in edited], upserted)
         return len(fresh)
+
+    def _after_edits(self, tenant: str, refs: Sequence[MessageRef], upserted: dict[MessageRef, int | None]) -> None:
+        """An edit between the upsert and ``mark_indexed`` just lost its pending flag: put it back. Refs no edit
+        touched since the upsert are settled and forgotten."""
+        ix, gens = self.indexer, self.indexer.generations
+        with self.lock:
+            again = [r for r in refs if gens.get((tenant, r)) != upserted.get(r)]
+            if again:
+                ix.records.update_messages(tenant, [m for m in ix.records.get_messages(tenant, again) if m is not None], reindex=True)
+            for r in refs:
+                if r not in again:
+                    gens.pop((tenant, r), None)
 
     def _texts(self, tenant: str, msgs: Sequence[Message]) -> dict[MessageRef, str]:
         """The texts the BM25 points were written with: the previous turns the write path saw; after a
@@ -361,7 +401,11 @@ class MessageOutbox:
         ix = self.indexer
         known = {m.ref: ix.previous_refs[(tenant, m.ref)] for m in msgs if (tenant, m.ref) in ix.previous_refs}
         rest = [m for m in msgs if m.ref not in known]
-        carried = {(u, s): r for (t, u, s), r in self._carry.items() if t == tenant} if rest else {}
+        first: dict[tuple[str, str], int] = {}  # the oldest seq of each session in the rest of the batch
+        for m in rest:
+            first[(m.user_id, m.session_key)] = min(first.get((m.user_id, m.session_key), m.seq or 0), m.seq or 0)
+        # carried only when older than the batch's part of its session (an edited older message is not its tail)
+        carried = {(u, s): r for (t, u, s), (r, seq) in self._carry.items() if t == tenant and seq < first.get((u, s), -1)}
         wanted = sorted({r for r in known.values() if r is not None} | set(carried.values()))
         by_ref = {m.ref: m for m in ix.records.get_messages(tenant, wanted) if m is not None} if wanted else {}
         previous: dict[MessageRef, Message | None] = {ref: by_ref.get(p) if p is not None else None for ref, p in known.items()}
@@ -369,7 +413,9 @@ class MessageOutbox:
             carry = {k: by_ref[r] for k, r in carried.items() if r in by_ref}
             previous.update(ix.previous_turns(tenant, rest, carry))
         for m in sorted(msgs, key=lambda m: m.seq or 0):
-            self._carry[(tenant, m.user_id, m.session_key)] = m.ref
+            key = (tenant, m.user_id, m.session_key)
+            if key not in self._carry or self._carry[key][1] < (m.seq or 0):
+                self._carry[key] = (m.ref, m.seq or 0)
         if len(self._carry) > 10_000:
             self._carry.clear()
         return {m.ref: ix.indexed_text(m, previous.get(m.ref)) for m in msgs}

@@ -18,11 +18,11 @@ from .lines import (
     CONVERSATION_HEADER, DOCUMENTS_HEADER, MEMORY_HEADER, PER_MESSAGE_TOKENS, SUMMARY_PREFIX, USER_DATA_HEADER, Context,
     MemoryLine, context_line, context_tokens, hit_line, line, message_line, speaker_name, stamp,
 )
-from .window import session_after, session_window, visible_filters, without_leading_replies
+from .window import session_after, session_window, visible_scope, without_leading_replies
 
 __all__ = [
     "CONVERSATION_HEADER", "Context", "DOCUMENTS_HEADER", "MEMORY_HEADER", "MemoryLine", "PER_MESSAGE_TOKENS",
     "SUMMARY_PREFIX", "USER_DATA_HEADER", "assemble", "build_context", "check_context_args", "context_line",
     "context_tokens", "format_user_data", "hit_line", "line", "message_key", "message_line", "session_after", "session_window",
-    "speaker_name", "stamp", "visible_filters", "without_leading_replies",
+    "speaker_name", "stamp", "visible_scope", "without_leading_replies",
 ]

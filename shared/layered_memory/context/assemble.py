@@ -28,6 +28,7 @@ from typing import Any
 
 from ..errors import InvalidInputError
 from ..models import ContextMessage, Message, check_id
+from ..providers.tokens import first_grapheme, fit_to_tokens
 from ..session_summaries import join_units, split_sentences, summary_units
 from .lines import (
     BLOCKS, HEADERS, LINE_PREFIX, PER_MESSAGE_TOKENS, SUMMARY_PREFIX, USER_DATA_HEADER, block_text, line,
@@ -60,19 +61,8 @@ def format_user_data(data: Mapping[str, Any]) -> str:
 
 
 def _truncate(text: str, budget: int, count: Callable[[str], int]) -> str | None:
-    """Cut text to at most ``budget`` tokens (by characters, checked with the counter)."""
-    if budget <= 0:
-        return None
-    if count(text) <= budget:
-        return text
-    lo, hi = 0, len(text)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if count(text[:mid] + "…") <= budget:
-            lo = mid
-        else:
-            hi = mid - 1
-    return text[:lo] + "…" if lo > 0 else None
+    """Cut text to at most ``budget`` tokens, on a grapheme boundary (never half a ZWJ emoji)."""
+    return fit_to_tokens(text, budget, count)
 
 
 def _summary_without(summary: str, shown: Sequence[str]) -> str:
@@ -149,7 +139,7 @@ def assemble(
         last = msgs[-1]
         room = max_tokens - PER_MESSAGE_TOKENS
         if count(last.content) > room:
-            last = last.model_copy(update={"content": _truncate(last.content, room, count) or last.content[:1]})
+            last = last.model_copy(update={"content": _truncate(last.content, room, count) or first_grapheme(last.content)})
         newest = [last]
         fill.used += count(last.content) + PER_MESSAGE_TOKENS
     for m in window:

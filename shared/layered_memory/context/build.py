@@ -20,7 +20,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..retrieval.plan import aligned_vectors
+from ..retrieval.plan import aligned_vectors, plan_search
 from ..session_summaries import SessionSummaries
 from .assemble import assemble
 from .candidates import (
@@ -28,7 +28,7 @@ from .candidates import (
 )
 from .lines import Context, context_tokens
 from .ranking import Candidate, rescaled, score_relevance, terms_of
-from .window import session_window, visible_filters
+from .window import session_window, visible_scope
 
 if TYPE_CHECKING:
     from ..models import Message
@@ -60,15 +60,16 @@ def recall(core: Runtime, handle: LayeredMemory, user_id: str, session_id: str, 
     cfg = core.settings.memory
     # as many candidates as lines could fit (about LINE_TOKENS a line), never more than the caps
     k = max(1, min(MAX_SEARCH_K, cfg.relevant_memory_k + cfg.conversation_memory_k, max(MIN_SEARCH_K, budget // LINE_TOKENS)))
-    plan = handle.plan_search(texts, filters=visible_filters(user_id), k=k)
+    view = visible_scope(core.chats, handle.scope, user_id)
+    plan = plan_search(view.spec(), texts, filters={"kind": "message"}, k=k, max_query_chars=core.settings.retrieval.max_query_chars)
     read_your_writes(core, tenant, plan, core.settings.context.read_your_writes)
     vectors = [core.embedder.embed_query(t) for t in texts]  # type: ignore[union-attr]
     refs = [m.ref for m in window]
     res = core.searcher.execute(plan, tenant, exclude_ids=refs, query_vectors=aligned_vectors(plan, texts, vectors), snippets=False)
     window_keys = {message_key(m) for m in window}
     query_terms = frozenset(t for text in texts for t in terms_of(core.analyzer, text))
-    cands = message_candidates(core, tenant, user_id, session_id, res.hits, window_keys, bots=cfg.bot_user_ids, query_terms=query_terms)
-    cands += topic_candidates(core, tenant, user_id, texts[0], vectors[0])
+    cands = message_candidates(core, view, session_id, res.hits, window_keys, query_terms=query_terms)
+    cands += topic_candidates(core, view, texts[0], vectors[0])
     cands += fact_candidates(core, handle.scope, user_id, texts[0], vectors[0])
     if with_docs:
         cands += document_candidates(core, handle.for_user(user_id).documents, texts[0])
@@ -109,7 +110,7 @@ def build_context(
     t0 = time.perf_counter()
     summary = SessionSummaries(core, handle.scope).current(user_id, session_id)
     user_data = handle.get_user_data(user_id)
-    window = session_window(core.records, handle.tenant_id, user_id, session_id, cfg.short_term_window, cfg.bot_user_ids)
+    window = session_window(core.chats, handle.tenant_id, user_id, session_id, cfg.short_term_window)
     timings = {"window": _ms(t0)}
     cands: list[Candidate] = []
     t0 = time.perf_counter()

@@ -32,6 +32,7 @@ from .ranking import (
 from .window import session_after
 
 if TYPE_CHECKING:
+    from ..index import Scope
     from ..retrieval.plan import SearchPlan
     from ..runtime import Runtime
 
@@ -72,8 +73,7 @@ def read_your_writes(core: Runtime, tenant: str, plan: SearchPlan, limit: int) -
 
 
 def message_candidates(
-    core: Runtime, tenant: str, user_id: str, session_id: str, hits: Sequence[Any], window_keys: set[str], *, bots: Sequence[str],
-    query_terms: frozenset[str] = frozenset(),
+    core: Runtime, view: Scope, session_id: str, hits: Sequence[Any], window_keys: set[str], *, query_terms: frozenset[str] = frozenset(),
 ) -> list[Candidate]:
     """The search hits as candidates (valued by rank) and the turn that follows each of the best
     ``NEIGHBOUR_HITS`` hits. A low-content turn ("Noted.", "ok", "好的": fewer than ``topics.min_terms``
@@ -81,6 +81,7 @@ def message_candidates(
     holds the turn before it (``index_context="neighbour"``), not for what it says; a short turn that
     names what the query asks ("It's Shia Labeouf!") is a hit."""
     analyzer, min_terms = core.analyzer, core.settings.topics.min_terms
+    tenant = view.tenant
     out: list[Candidate] = []
     by_key: dict[str, Candidate] = {}
     rank = 0
@@ -99,7 +100,7 @@ def message_candidates(
     parents = [(c, h) for c, h in zip(out, hits) if c.value > 0][:NEIGHBOUR_HITS]
     for parent, h in parents:
         hit = SimpleNamespace(session_key=h.meta.get("session_key"), seq=h.meta.get("seq") or 0)
-        for m in session_after(core.records, tenant, user_id, hit, 1, bots):
+        for m in session_after(core.chats, tenant, view, hit, 1):
             key = message_key(m)
             if key in window_keys:
                 continue
@@ -122,26 +123,30 @@ def _speaker(m: Message) -> str:
     return speaker_name(m.role, m.user_name, m.user_id)
 
 
-def topic_candidates(core: Runtime, tenant: str, user_id: str, text: str, vector: Any) -> list[Candidate]:
-    """The user's topic summaries closest to the query (the mid tier)."""
+def topic_candidates(core: Runtime, view: Scope, text: str, vector: Any) -> list[Candidate]:
+    """The topic summaries closest to the query that ``view``'s user sees (the topics they took part in
+    and those of their member chats; the mid tier). A stale summary (it quotes an edited or deleted
+    message until it is rewritten) is left out."""
     if not core.settings.topics.enabled:
         return []
+    tenant = view.tenant
     try:
-        hits = core.topics.summarizer(tenant).search(text, user_id=user_id, k=TOPIC_K, vector=vector)
+        hits = core.topics.summarizer(tenant).search(text, user_id=view.bound_user, k=TOPIC_K, vector=vector, chats=view.chats)
     except Exception as exc:
         logger.warning("topic summary search failed (%s)", type(exc).__name__)
         return []
     from ..topics.summaries import KIND
 
     items = [MemoryLine(str(p.get("text") or ""), f"topic:{p.get('topic_id')}", _when(p.get("timestamp")), f'topic "{p.get("title")}"')
-             for p, _ in hits]
-    ids = [point_id(tenant, KIND, str(p.get("topic_id"))) for p, _ in hits]
+             for p, _ in hits if not p.get("stale")]
+    ids = [point_id(tenant, KIND, str(p.get("topic_id"))) for p, _ in hits if not p.get("stale")]
     return as_candidates(items, "memory", "topic", TOPIC_SHARE, partial(terms_of, core.analyzer), ids)
 
 
 def fact_candidates(core: Runtime, scope: Any, user_id: str, text: str, vector: Any) -> list[Candidate]:
     """The long tier: the user's profile and the entities (with their relations) closest to the query."""
     from ..knowledge.api import Knowledge
+    from ..knowledge.stale import unsupported
 
     try:
         kn = Knowledge(core, scope.narrow(user_id))
@@ -153,7 +158,7 @@ def fact_candidates(core: Runtime, scope: Any, user_id: str, text: str, vector: 
             if prof.get("profile_text"):
                 item = MemoryLine(str(prof["profile_text"]), f"profile:{user_id}", when, "profile")
                 out.append(Candidate(item, "memory", "profile", PROFILE_VALUE, term_set=terms(item.text)))
-            prefs = [f"{p['key']}={p['value']}" for p in prof.get("preferences", []) if p.get("status", "current") == "current"]
+            prefs = [f"{p['key']}={p['value']}" for p in prof.get("preferences", []) if p.get("status", "current") == "current" and not unsupported(p)]
             if prefs:
                 item = MemoryLine("; ".join(prefs[:10]), f"prefs:{user_id}", when, "preferences")
                 out.append(Candidate(item, "memory", "profile", PROFILE_VALUE, term_set=terms(item.text)))
@@ -161,9 +166,9 @@ def fact_candidates(core: Runtime, scope: Any, user_id: str, text: str, vector: 
 
         items, ids = [], []
         for e in kn.search_entities(text, k=FACT_K, vector=vector):
-            if e["relevance"] <= 0:
-                continue
-            edges = kn.query_graph(e["entity_name"], max_depth=1)["edges"][:3]
+            if e["relevance"] <= 0 or unsupported({"sources": e["sources"], "stale": (e.get("metadata") or {}).get("stale")}):
+                continue  # only edited or deleted messages said it
+            edges = [r for r in kn.query_graph(e["entity_name"], max_depth=1)["edges"] if not unsupported(r)][:3]
             facts = "; ".join(f"{r['source_name']} {r['type']} {r['target_name']}" for r in edges)
             meta = e.get("metadata") or {}
             sources = tuple(f"{c}|{m}" for c in (meta.get("chat_ids") or [])[:5] for m in (e.get("sources") or [])[-20:])
