@@ -76,6 +76,12 @@ class RetrievalSettings(_Section):
     b: float = 0.75
     avgdl: float = 32.0  # fixed average document length in terms: vectors stay comparable across restarts
     index_context: str = "neighbour"  # "neighbour" | "speaker" | "text"
+    # Messages of a chat further apart than this belong to different sessions: the turn before is not a
+    # message's context (indexing), and the session signal groups a chat's candidates by these sessions.
+    session_gap_hours: float = Field(12.0, gt=0)
+    # The dense vectors a message search queries: "both" (the message's text and its context, the higher
+    # cosine per message), "text", or "context" (the context where there is one: the previous release).
+    dense_vectors: Literal["both", "text", "context"] = "both"
     rrf_k: int = Field(2, ge=1)
     dense_weight: float = Field(0.5, ge=0)
     sparse_weight: float = Field(1.0, ge=0)

@@ -106,7 +106,7 @@ class SearchService:
             depth = max(plan.k, min(self.settings.prefetch_limit, 100)) if len(plan.queries) > 1 else plan.k
             for i, q in enumerate(plan.queries):
                 vector = dense_vecs[i] if dense_vecs is not None else None
-                hits = self.coll.query(q, spec, k=depth, route=route, vector=vector, signals=True).hits
+                hits = self.coll.query(q, spec, k=depth, route=route, vector=vector, signals=True, vectors=self.settings.dense_vectors).hits
                 per_query.append([(h.id, h.score, h.payload) for h in hits])  # point ids: message ids repeat across chats
             route_used = route
         timings["retrieve"] = _ms(t0)

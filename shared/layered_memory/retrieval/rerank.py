@@ -61,7 +61,7 @@ __all__ = ["Candidate", "SecondStage", "FUSIONS", "RERANKERS", "SIGNAL_KEYS", "S
 FUSIONS = ("rrf", "zscore", "dbsf", "adaptive")
 RERANKERS = ("rules", "learned", "off")
 SIDES = ("dense", "sparse")
-SIGNAL_KEYS = ("author", "user_id", "session_key", "seq", "timestamp")  # payload keys the signals read (phrase: + "text")
+SIGNAL_KEYS = ("author", "chat_id", "message_id", "prev", "seq", "timestamp")  # payload keys the signals read (phrase: + "text")
 SIGNAL_WEIGHTS = ("neighbour_weight", "session_weight", "speaker_weight", "phrase_weight", "time_weight")
 
 
@@ -131,6 +131,28 @@ def names_speaker(query: str, author: str) -> bool:
         if any(_name_matches(wf, p, w[0].isupper()) for p in parts):
             return True
     return False
+
+
+def sessions_of(payloads: Sequence[dict[str, Any]], gap_seconds: float) -> tuple[np.ndarray, int]:
+    """Each candidate's session index and the number of sessions: a session is a run of a chat's
+    candidates with no more than ``gap_seconds`` between consecutive ones (by timestamp), so the same
+    turns group alike whether the caller keeps one chat per conversation or one per session, one
+    ``user_id`` or one per speaker. Candidates without a timestamp form one session per chat."""
+    chats: dict[Any, list[tuple[float, int]]] = {}
+    for i, p in enumerate(payloads):
+        t = _parse_ts(p.get("timestamp"))
+        chats.setdefault(p.get("chat_id"), []).append((t.timestamp() if t is not None else float("-inf"), i))
+    out = np.zeros(len(payloads), dtype=np.int64)
+    n = 0
+    for members in chats.values():
+        members.sort()
+        last = None
+        for t, i in members:
+            if last is None or (t - last > gap_seconds if t != float("-inf") and last != float("-inf") else t != last):
+                n += 1
+            out[i] = n - 1
+            last = t
+    return out, n
 
 
 def _minmax(x: np.ndarray) -> np.ndarray:
@@ -279,13 +301,11 @@ class SecondStage:
         seq = np.array([int(p.get("seq") or 0) for p in payloads], dtype=np.int64)
         if s.reranker == "off":
             return base, z, sig, seq
-        if s.neighbour_weight > 0 or s.session_weight > 0:
-            ids: dict[tuple[Any, Any], int] = {}
-            sess = np.array([ids.setdefault((p.get("user_id"), p.get("session_key") or p.get("chat_id")), len(ids)) for p in payloads])
-            if s.neighbour_weight > 0:
-                sig["neighbour"] = self._neighbours(sess, seq, payloads, base)
-            if s.session_weight > 0:
-                sig["session"] = self._sessions(sess, len(ids), base)
+        if s.neighbour_weight > 0:
+            sig["neighbour"] = self._neighbours(seq, payloads, base)
+        if s.session_weight > 0:
+            sess, n_sessions = sessions_of(payloads, s.session_gap_hours * 3600.0)
+            sig["session"] = self._sessions(sess, n_sessions, base)
         if s.speaker_weight > 0:
             sig["speaker"] = self._speakers(query, payloads)
         if s.phrase_weight > 0:
@@ -313,17 +333,30 @@ class SecondStage:
         }
         return np.column_stack([cols[f] if f in cols else sig.get(f, zero) for f in FEATURES])
 
-    def _neighbours(self, sess: np.ndarray, seq: np.ndarray, payloads: list[dict[str, Any]], base: np.ndarray) -> np.ndarray:
-        """A turn followed (within ``neighbour_span`` seqs, same session) by a candidate gains that candidate's score."""
+    def _neighbours(self, seq: np.ndarray, payloads: list[dict[str, Any]], base: np.ndarray) -> np.ndarray:
+        """A turn followed by a candidate gains that candidate's score: the candidate's ``prev`` (the turn
+        before it in its chat, whoever wrote it) names it. A payload without ``prev`` (indexed before it
+        existed) links by seq instead: the next turn of the same chat within ``neighbour_span`` seqs."""
         out = np.zeros(len(base))
-        has_seq = np.array([p.get("seq") is not None for p in payloads])
-        idx = np.flatnonzero(has_seq)
-        if len(idx) < 2:
-            return out
-        order = idx[np.lexsort((seq[idx], sess[idx]))]
-        cur, nxt = order[:-1], order[1:]
-        ok = (sess[cur] == sess[nxt]) & (seq[nxt] - seq[cur] <= max(1, int(self.s.neighbour_span)))
-        out[cur[ok]] = base[nxt[ok]]
+        where = {(p.get("chat_id"), p.get("message_id")): i for i, p in enumerate(payloads)}
+        legacy: list[int] = []
+        for j, p in enumerate(payloads):
+            prev = p.get("prev")
+            if prev is not None:
+                i = where.get((p.get("chat_id"), prev))
+                if i is not None and i != j:
+                    out[i] = max(out[i], base[j])
+            elif p.get("seq") is not None:
+                legacy.append(j)
+        if len(legacy) > 1:
+            ids: dict[Any, int] = {}
+            chat = np.array([ids.setdefault(payloads[j].get("chat_id"), len(ids)) for j in legacy])
+            idx = np.array(legacy)
+            order = idx[np.lexsort((seq[idx], chat))]
+            chat_of = dict(zip(legacy, chat.tolist()))
+            cur, nxt = order[:-1], order[1:]
+            ok = np.array([chat_of[int(a)] == chat_of[int(b)] for a, b in zip(cur, nxt)]) & (seq[nxt] - seq[cur] <= max(1, int(self.s.neighbour_span)))
+            out[cur[ok]] = np.maximum(out[cur[ok]], base[nxt[ok]])
         return out
 
     @staticmethod

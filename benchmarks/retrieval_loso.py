@@ -1,0 +1,282 @@
+"""Defaults chosen by leave-one-set-out: a retrieval lab over several set shapes, no engine.
+
+    python benchmarks/retrieval_loso.py --locomo /work/data/locomo10.json \
+        --synth /work/cache/synth/eval.json --assistant /work/cache/synth/assistant.json [--grid NAME]
+
+Sets (each a different shape): LoCoMo (two friends, short turns), the synthetic chats of
+``synthconv.py`` (en/ru/zh, short turns), its assistant chats (en/ru/zh, wordy turns, session
+questions) and ``assistantchat.py`` (long requests to an assistant, tens of sessions, a detail said
+once in passing, updates, counting questions).
+
+Per turn it rebuilds what the engine indexes: the turn's own text ("Speaker: text"), the text after
+the previous turn of its chat (the context), BM25 terms of the context plus the turn's own terms;
+dense scores from cached embeddings of both texts. Each question takes each side's top
+``prefetch_limit`` within its conversation and hands them to the engine's second stage
+(:mod:`layered_memory.retrieval.rerank`) under a grid of settings. For every held-out set, the
+setting with the best mean over the *other* sets is reported on it (leave-one-set-out), beside the
+single routes and the setting picked on all sets.
+
+A lab, not the bar: ``benchmarks/retrieval_sets.py`` measures the product path (``mem.search``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from scipy import sparse as sp
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import table  # noqa: E402
+from retrieval_components import EmbedCache, LazyEmbedder  # noqa: E402
+
+from layered_memory.config import RetrievalSettings  # noqa: E402
+from layered_memory.retrieval.analyzer import Analyzer  # noqa: E402
+from layered_memory.retrieval.bm25 import BM25Encoder, idf, term_id  # noqa: E402
+from layered_memory.retrieval.rerank import Candidate, SecondStage  # noqa: E402
+
+CACHE = "/work/cache/retrieval"
+PREVIOUS_CHARS = 300  # layered_memory.indexing.PREVIOUS_CHARS
+METRICS = ("R@5", "R@10", "hit@1", "sess@5")
+
+
+@dataclass
+class Conv:
+    id: str
+    lang: str
+    turns: list[dict] = field(default_factory=list)  # speaker, role, text, chat, date, seq, own, ctx
+    questions: list[str] = field(default_factory=list)
+    evidence: list[list[int]] = field(default_factory=list)
+    kinds: list[str] = field(default_factory=list)
+
+
+def _add_turns(c: Conv, chat: str, start, turns: list[dict], minutes: bool = True) -> None:
+    from datetime import timedelta
+
+    prev = None
+    for j, t in enumerate(turns):
+        own = f"{t['speaker']}: {t['text']}"
+        ctx = own
+        if prev is not None:
+            p = prev["text"] if len(prev["text"]) <= PREVIOUS_CHARS else prev["text"][:PREVIOUS_CHARS] + "…"
+            ctx = f"{prev['speaker']}: {p}\n{own}"
+        c.turns.append({"speaker": t["speaker"], "role": t.get("role", "user"), "text": t["text"], "chat": chat,
+                        "date": start + timedelta(minutes=j), "seq": len(c.turns) + 1, "own": own, "ctx": ctx})
+        prev = t
+
+
+def load_locomo(path: str, n: int = 10) -> list[Conv]:
+    from retrieval_lab import load
+
+    out = []
+    for lc in load(path)[:n]:
+        c = Conv(lc.sample_id, "en")
+        by_session: dict[str, list[dict]] = defaultdict(list)
+        for t in lc.turns:
+            by_session[t["session"]].append(t)
+        for sess, turns in by_session.items():  # in order: load() keeps the sessions sorted
+            _add_turns(c, sess, turns[0]["date"], [{"speaker": t["speaker"], "text": t["text"]} for t in turns])
+        c.questions, c.evidence, c.kinds = lc.questions, lc.evidence, [str(k) for k in lc.categories]
+        out.append(c)
+    return out
+
+
+def load_synth(path: str, style: str | None = None) -> list[Conv]:
+    """``synthconv.py`` / ``assistantchat.py`` output; ``style`` keeps one chat style."""
+    import json
+    from datetime import datetime
+
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    convs: dict[str, Conv] = {}
+    starts: dict[str, list[int]] = {}
+    for cd in data["conversations"]:
+        if style and cd.get("style") != style:
+            continue
+        c = convs[cd["id"]] = Conv(cd["id"], cd.get("lang", "en"))
+        starts[cd["id"]] = []
+        for s in cd["sessions"]:
+            starts[cd["id"]].append(len(c.turns))
+            _add_turns(c, s["id"], datetime.fromisoformat(s["date"]), s["turns"])
+    for q in data["questions"]:
+        c = convs.get(q["conv"])
+        if c is None:
+            continue
+        c.questions.append(q["question"])
+        c.evidence.append(sorted(starts[q["conv"]][si] + ti for si, ti in q["evidence"]))
+        c.kinds.append(q["kind"])
+    return list(convs.values())
+
+
+class Corpus:
+    """One set: BM25 over the context + own terms (collection-wide IDF, as Qdrant's modifier) and
+    dense scores of both texts per turn."""
+
+    def __init__(self, name: str, convs: list[Conv], cache: EmbedCache, settings: RetrievalSettings):
+        self.name, self.convs = name, convs
+        self.analyzer = an = Analyzer()
+        enc = BM25Encoder(settings.k1, settings.b, settings.avgdl)
+        vocab: dict[int, int] = {}
+        rows, cols, vals = [], [], []
+        n = 0
+        self.offsets = []
+        for c in convs:
+            self.offsets.append(n)
+            for t in c.turns:
+                terms = an.terms(t["ctx"]) + an.terms(t["text"])  # the turn's own words twice (indexing.sparse_terms)
+                sv = enc.document(terms)
+                for i, v in zip(sv.indices, sv.values):
+                    rows.append(n)
+                    cols.append(vocab.setdefault(i, len(vocab)))
+                    vals.append(v)
+                n += 1
+        self.vocab = vocab
+        self.D = sp.csr_matrix((vals, (rows, cols)), shape=(n, len(vocab)))
+        self.idf = idf(n, np.asarray((self.D > 0).sum(axis=0)).ravel())
+        self.P_own = [cache.get([t["own"] for t in c.turns], "passage") for c in convs]
+        self.P_ctx = [cache.get([t["ctx"] for t in c.turns], "passage") for c in convs]
+        self.Q = [cache.get(c.questions, "query") for c in convs]
+
+    def bm25(self, ci: int, question: str) -> np.ndarray:
+        q = np.zeros(len(self.vocab))
+        for t in {term_id(x) for x in self.analyzer.terms(question)}:
+            j = self.vocab.get(t)
+            if j is not None:
+                q[j] = self.idf[j]
+        lo = self.offsets[ci]
+        return self.D[lo : lo + len(self.convs[ci].turns)] @ q
+
+    def dense(self, ci: int, qi: int, how: str) -> np.ndarray:
+        q = self.Q[ci][qi]
+        if how == "own":
+            return self.P_own[ci] @ q
+        if how == "ctx":
+            return self.P_ctx[ci] @ q
+        own, ctx = self.P_own[ci] @ q, self.P_ctx[ci] @ q
+        if how == "max":
+            return np.maximum(own, ctx)
+        if how == "mean":
+            return (own + ctx) / 2
+        raise ValueError(how)
+
+
+def top(scores: np.ndarray, n: int, positive: bool = False) -> list[tuple[int, float]]:
+    idx = np.argsort(-scores, kind="stable")[:n]
+    return [(int(i), float(scores[i])) for i in idx if not positive or scores[i] > 0]
+
+
+def candidates(conv: Conv, lists: dict[str, list[tuple[int, float]]]) -> list[Candidate]:
+    out: dict[int, Candidate] = {}
+    for side, lst in lists.items():
+        for rank, (i, s) in enumerate(lst):
+            t = conv.turns[i]
+            c = out.get(i)
+            if c is None:
+                c = out[i] = Candidate(key=i, payload={
+                    "author": t["speaker"], "session_key": t["chat"], "chat_id": t["chat"], "user_id": conv.id,
+                    "seq": t["seq"], "timestamp": t["date"].isoformat(), "text": t["text"], "role": t["role"]})
+            c.scores[side] = s
+            c.ranks[side] = rank
+    return list(out.values())
+
+
+def question_metrics(conv: Conv, ranked: list[int], ev: list[int]) -> tuple[float, ...]:
+    e = set(ev)
+    gold = {conv.turns[i]["chat"] for i in ev}
+    return (len(e & set(ranked[:5])) / len(e), len(e & set(ranked[:10])) / len(e), float(bool(ranked) and ranked[0] in e),
+            float(gold <= {conv.turns[i]["chat"] for i in ranked[:5]}))
+
+
+def run(corpus: Corpus, route: str, over: dict) -> np.ndarray:
+    """Mean metrics (METRICS order) of one setting on one set. ``route``: hybrid | dense | bm25."""
+    over = dict(over)
+    dense_how = over.pop("dense", "max")
+    s = RetrievalSettings().model_copy(update=over)
+    stage = SecondStage(s, corpus.analyzer)
+    rows = []
+    for ci, c in enumerate(corpus.convs):
+        for qi, q in enumerate(c.questions):
+            lists: dict[str, list[tuple[int, float]]] = {}
+            if route in ("hybrid", "dense"):
+                lists["dense"] = top(corpus.dense(ci, qi, dense_how), s.prefetch_limit)
+            if route in ("hybrid", "bm25"):
+                lists["sparse"] = top(corpus.bm25(ci, q), s.prefetch_limit, positive=True)
+            if route == "hybrid":
+                ranked = [cd.key for cd in stage.rank(q, candidates(c, lists), k=10)]
+            else:
+                ranked = [i for i, _ in next(iter(lists.values()))[:10]]
+            rows.append(question_metrics(c, ranked, c.evidence[qi]))
+    return np.mean(np.array(rows), axis=0)
+
+
+def loso(results: dict[str, dict[str, np.ndarray]], metric: int = 0) -> dict[str, tuple[str, float]]:
+    """For each held-out set: the grid entry with the best mean ``metric`` over the other sets, and its score there."""
+    sets = list(next(iter(results.values())))
+    out = {}
+    for held in sets:
+        others = [s for s in sets if s != held]
+        best = max(results, key=lambda name: (np.mean([results[name][s][metric] for s in others]), -list(results).index(name)))
+        out[held] = (best, float(results[best][held][metric]))
+    return out
+
+
+OFF = {"fusion": "rrf", "neighbour_weight": 0.0, "session_weight": 0.0, "speaker_weight": 0.0, "phrase_weight": 0.0, "time_weight": 0.0}
+TODAY = {"dense": "ctx"}  # the previous release's defaults: one context vector, adaptive fusion, signals on
+GRIDS: dict[str, list[tuple[str, str, dict]]] = {
+    "routes": [
+        ("bm25", "bm25", {}), ("dense ctx (today)", "dense", {"dense": "ctx"}), ("dense own", "dense", {"dense": "own"}),
+        ("dense max(own, ctx)", "dense", {"dense": "max"}), ("dense mean", "dense", {"dense": "mean"}),
+        ("plain rrf k=60 (seed 003), ctx", "hybrid", {**OFF, "rrf_k": 60, "dense_weight": 1.0, "dense": "ctx"}),
+        ("today's defaults", "hybrid", TODAY),
+        ("today's defaults, dense max", "hybrid", {}),
+    ],
+}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--locomo")
+    ap.add_argument("--synth", help="synthconv.py output")
+    ap.add_argument("--assistant", help="assistantchat.py output")
+    ap.add_argument("--cache", default=CACHE)
+    ap.add_argument("--grid", default="routes")
+    ap.add_argument("--metric", default="R@5", choices=METRICS)
+    args = ap.parse_args()
+    cache = EmbedCache(args.cache, "e5", LazyEmbedder("e5"))
+    base = RetrievalSettings()
+    sets: dict[str, list[Conv]] = {}
+    if args.locomo:
+        sets["locomo"] = load_locomo(args.locomo)
+    if args.synth:
+        sets["synth-chat"] = load_synth(args.synth, "chat")
+        sets["synth-assistant"] = load_synth(args.synth, "assistant")
+    if args.assistant:
+        sets["long-assistant"] = load_synth(args.assistant)
+    corpora = {name: Corpus(name, convs, cache, base) for name, convs in sets.items()}
+    grid = GRIDS[args.grid] if args.grid in GRIDS else GRIDS_FN[args.grid]()
+    results: dict[str, dict[str, np.ndarray]] = {}
+    t0 = time.perf_counter()
+    for name, route, over in grid:
+        results[name] = {s: run(c, route, over) for s, c in corpora.items()}
+    print(f"{len(grid)} settings x {len(corpora)} sets in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    m = METRICS.index(args.metric)
+    heads = [f"{s} {k}" for s in corpora for k in ("R@5", "R@10", "hit@1", "sess@5")]
+    print(table(["setting", *heads], [[name, *(float(v) for s in corpora for v in results[name][s])] for name, _, _ in grid]))
+    hybrid = {n: r for n, (n2, route, _) in zip(results, grid) for r in [results[n]] if route == "hybrid"}
+    if len(corpora) > 1 and hybrid:
+        print(f"\nleave-one-set-out on {args.metric} (hybrid settings only):")
+        for held, (best, score) in loso(hybrid, m).items():
+            print(f"  held out {held:<16} picked on the others: {best:<50} {args.metric} {score:.3f}")
+        overall = max(hybrid, key=lambda n: np.mean([hybrid[n][s][m] for s in corpora]))
+        print(f"  picked on all sets: {overall}")
+
+
+GRIDS_FN: dict = {}
+
+if __name__ == "__main__":
+    main()
