@@ -179,7 +179,8 @@ def candidates(conv: Conv, lists: dict[str, list[tuple[int, float]]]) -> list[Ca
             if c is None:
                 c = out[i] = Candidate(key=i, payload={
                     "author": t["speaker"], "session_key": t["chat"], "chat_id": t["chat"], "user_id": conv.id,
-                    "seq": t["seq"], "timestamp": t["date"].isoformat(), "text": t["text"], "role": t["role"]})
+                    "message_id": str(i), "seq": t["seq"], "timestamp": t["date"].isoformat(), "text": t["text"], "role": t["role"],
+                    **({"prev": str(i - 1)} if t["ctx"] != t["own"] else {})})
             c.scores[side] = s
             c.ranks[side] = rank
     return list(out.values())

@@ -82,19 +82,29 @@ class RetrievalSettings(_Section):
     # The dense vectors a message search queries: "both" (the message's text and its context, the higher
     # cosine per message), "text", or "context" (the context where there is one: the previous release).
     dense_vectors: Literal["both", "text", "context"] = "both"
+    # search(group_by="session"): a session's score from its hits' (layered_memory.retrieval.groups).
+    group_aggregation: Literal["max", "top2", "top3", "decay"] = "decay"
     rrf_k: int = Field(2, ge=1)
     dense_weight: float = Field(0.5, ge=0)
     sparse_weight: float = Field(1.0, ge=0)
     prefetch_limit: int = Field(50, ge=1, le=1000)
     max_query_chars: int = 2_000
     # Second stage over the fused candidates (layered_memory.retrieval.rerank); a weight of 0 turns a signal off.
-    fusion: Literal["rrf", "zscore", "dbsf", "adaptive"] = "adaptive"
+    fusion: Literal["rrf", "zscore", "dbsf", "adaptive", "confidence"] = "adaptive"
     fusion_dense_weight: float = Field(1.0, ge=0)  # dense weight of the score fusions (sparse_weight is the other)
     # How the signals combine: "rules" (fused + weight x signal), "learned" (a logistic model shipped in
     # layered_memory.retrieval.learned, trained on synthetic conversations), "off" (fused score only).
     reranker: Literal["rules", "learned", "off"] = "rules"
     adaptive_top: int = Field(3, ge=1, le=50)
     adaptive_power: float = Field(1.0, ge=0, le=4)
+    # fusion="confidence" (layered_memory.retrieval.confidence): each side's weight from how much it knows
+    # about this query (strength of its top hits, their margin, the sides' agreement, query length, rare terms).
+    confidence_power: float = Field(1.0, ge=0, le=8)
+    confidence_margin: float = Field(0.0, ge=0, le=8)
+    confidence_disagreement: float = Field(0.0, ge=0, le=8)
+    confidence_length: float = Field(0.0, ge=0, le=2)  # BM25's confidence x exp(-this x terms beyond confidence_short_terms)
+    confidence_short_terms: int = Field(4, ge=0, le=50)
+    confidence_rare: float = Field(0.0, ge=0, le=4)  # BM25's confidence x (1 + this x rare-looking query terms, up to 3)
     neighbour_weight: float = Field(0.4, ge=0)
     neighbour_span: int = Field(1, ge=1, le=10)
     session_weight: float = Field(0.3, ge=0)

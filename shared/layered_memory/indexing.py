@@ -406,6 +406,15 @@ class MessageOutbox:
             fresh = [m for m in ix.records.get_messages(tenant, [m.ref for m in msgs]) if m is not None]
             read = {m.ref: m for m in msgs}
             changed = [m for m in fresh if m != read[m.ref]]  # threaded (topic_id) or edited since the first read
+            before = sorted({p.ref for p in previous.values() if p is not None})
+            alive = {m.ref for m in ix.records.get_messages(tenant, before) if m is not None} if before else set()
+            for m in fresh:  # the turn before was deleted meanwhile: its words must not land in this point
+                p = previous.get(m.ref)
+                if p is not None and p.ref not in alive:
+                    previous[m.ref], texts[m.ref] = None, (texts[m.ref][0], None)
+                    if m.ref in known:
+                        known[m.ref] = (known[m.ref][0], None)
+                    changed.append(m)
             points = {**built, **dict(zip((m.ref for m in changed), ix.points(changed, previous, known, texts=[texts[m.ref] for m in changed])))}
             if fresh:
                 ix.index.upsert(ix.collection, [points[m.ref] for m in fresh])

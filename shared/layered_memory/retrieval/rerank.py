@@ -53,12 +53,13 @@ from typing import Any
 import numpy as np
 
 from .analyzer import Analyzer
+from .confidence import Confidence, estimate
 from .learned import FEATURES, score as learned_score
 from .timeexpr import TimeWindow, resolve_time
 
 __all__ = ["Candidate", "SecondStage", "FUSIONS", "RERANKERS", "SIGNAL_KEYS", "SIGNAL_WEIGHTS", "has_signals", "names_speaker"]
 
-FUSIONS = ("rrf", "zscore", "dbsf", "adaptive")
+FUSIONS = ("rrf", "zscore", "dbsf", "adaptive", "confidence")
 RERANKERS = ("rules", "learned", "off")
 SIDES = ("dense", "sparse")
 SIGNAL_KEYS = ("author", "chat_id", "message_id", "prev", "seq", "timestamp")  # payload keys the signals read (phrase: + "text")
@@ -166,6 +167,7 @@ class SecondStage:
     def __init__(self, settings: Any, analyzer: Analyzer) -> None:
         self.s = settings
         self.analyzer = analyzer
+        self.confidence: Confidence | None = None  # the last query's route confidence (fusion="confidence")
 
     # -- fusion -----------------------------------------------------------------------------------
     def side_weights(self) -> dict[str, float]:
@@ -188,15 +190,15 @@ class SecondStage:
                     ranks[j, i] = c.ranks[side]
         return scores, ranks
 
-    def fuse(self, cands: list[Candidate]) -> None:
+    def fuse(self, cands: list[Candidate], query: str = "") -> None:
         """Set every candidate's ``score`` to its fused score."""
         if cands:
             scores, ranks = self._arrays(cands)
-            fused, _ = self._fuse(scores, ranks)
+            fused, _ = self._fuse(scores, ranks, query)
             for c, v in zip(cands, fused.tolist()):
                 c.score = v
 
-    def _fuse(self, scores: np.ndarray, ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _fuse(self, scores: np.ndarray, ranks: np.ndarray, query: str = "") -> tuple[np.ndarray, np.ndarray]:
         """(fused score, z-scores (2, n) with the side minimum for the absent; 0 for a muted or empty side)."""
         s = self.s
         w = self.side_weights()
@@ -223,6 +225,9 @@ class SecondStage:
             return (weights[:, None] * np.where(live[:, None], v, 0.0)).sum(axis=0), z
         if s.fusion == "adaptive" and live.all():
             weights = weights * self._separation(z, present)
+        elif s.fusion == "confidence" and live.all():
+            self.confidence = estimate(self.analyzer.terms(query) if query else [], query, scores, ranks, z, s)
+            weights = np.array(self.confidence.weights)
         return (weights[:, None] * z).sum(axis=0), z
 
     def _separation(self, z: np.ndarray, present: np.ndarray) -> np.ndarray:
@@ -295,7 +300,7 @@ class SecondStage:
                 now: datetime | None) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], np.ndarray]:
         """(fused score rescaled to 0..1, z-scores, signal name -> values, seq) of the candidates."""
         s = self.s
-        fused, z = self._fuse(scores, ranks)
+        fused, z = self._fuse(scores, ranks, query)
         base = _minmax(fused)
         sig: dict[str, np.ndarray] = {}
         seq = np.array([int(p.get("seq") or 0) for p in payloads], dtype=np.int64)
