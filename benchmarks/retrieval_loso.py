@@ -277,7 +277,34 @@ def main() -> None:
         print(f"  picked on all sets: {overall}")
 
 
-GRIDS_FN: dict = {}
+SIGNALS = {"neighbour_weight": 0.4, "session_weight": 0.3, "speaker_weight": 0.7, "time_weight": 0.8}  # the previous release's
+
+
+def _fusion_grid() -> list[tuple[str, str, dict]]:
+    """Fusions without signals, then with the previous release's signals, on both dense vectors."""
+    out = [("rrf k=2 dense 0.5 (previous, no signals)", "hybrid", OFF),
+           ("rrf k=60 (seed 003)", "hybrid", {**OFF, "rrf_k": 60, "dense_weight": 1.0})]
+    for f in ("zscore", "adaptive"):
+        out.append((f, "hybrid", {**OFF, "fusion": f}))
+    for p in (1.0, 2.0, 3.0):
+        for m in (0.0, 1.0):
+            for d in (0.0, 1.0):
+                for ln in (0.0, 0.2):
+                    out.append((f"confidence p={p} m={m} d={d} len={ln}", "hybrid",
+                                {**OFF, "fusion": "confidence", "confidence_power": p, "confidence_margin": m,
+                                 "confidence_disagreement": d, "confidence_length": ln}))
+    return out
+
+
+def _signal_grid(fusion: dict) -> list[tuple[str, str, dict]]:
+    out = [("no signals", "hybrid", {**OFF, **fusion}), ("previous signals", "hybrid", {**OFF, **fusion, **SIGNALS})]
+    for name in SIGNALS:
+        for v in (0.0, 0.15, 0.3, 0.5, 0.8):
+            out.append((f"previous signals, {name}={v}", "hybrid", {**OFF, **fusion, **SIGNALS, name: v}))
+    return out
+
+
+GRIDS_FN: dict = {"fusion": _fusion_grid}
 
 if __name__ == "__main__":
     main()

@@ -219,3 +219,33 @@ def test_learned_model_matches_its_features():
     assert len(MODEL["coef"]) == len(FEATURES)
     x = SecondStage(RetrievalSettings(), Analyzer()).feature_matrix("q", [cand("a", sparse=1.0, dense=0.5), cand("b", dense=0.4, dr=1)])
     assert x.shape == (2, len(FEATURES)) and x[0, FEATURES.index("both")] == 1.0 and x[1, FEATURES.index("both")] == 0.0
+
+
+def test_neighbour_follows_prev_whoever_wrote_it_and_never_across_chats():
+    # the answer names the question as the turn before it (payload "prev"), a reply by another user
+    def cases():
+        return [
+            cand("answer", sparse=10.0, sr=0, chat_id="c", message_id="a", prev="q", seq=900, author="Bob"),
+            cand("question", sparse=3.9, sr=1, chat_id="c", message_id="q", seq=5, author="Anna"),
+            cand("same-id-other-chat", sparse=3.95, sr=2, chat_id="d", message_id="q", seq=899, author="Eve"),
+        ]
+    off = ranked(stage(fusion="zscore"), "q", cases())
+    assert off.index("same-id-other-chat") < off.index("question")
+    on = ranked(stage(fusion="zscore", neighbour_weight=0.3), "q", cases())
+    assert on.index("question") < on.index("same-id-other-chat")  # seqs far apart (other chats in between): prev links
+
+
+def test_sessions_are_a_chats_runs_of_close_turns_whatever_the_ids():
+    from layered_memory.retrieval.rerank import sessions_of
+
+    day = 86_400
+    def payloads(chat_per_session: bool, per_speaker: bool):
+        out = []
+        for s in range(2):
+            for i in range(3):
+                out.append({"chat_id": f"c{s}" if chat_per_session else "c", "user_id": f"u{i % 2}" if per_speaker else "u",
+                            "timestamp": f"2024-03-{1 + 7 * s:02d}T10:0{i}:00+00:00"})
+        return out
+    got = {(a, b): sessions_of(payloads(a, b), 12 * 3600)[0].tolist() for a in (False, True) for b in (False, True)}
+    assert len({tuple(v) for v in got.values()}) == 1 and got[(True, True)] == [0, 0, 0, 1, 1, 1]
+    assert sessions_of([{"chat_id": "c"}, {"chat_id": "c"}, {"chat_id": "d"}], day)[1] == 2  # no timestamps: one per chat

@@ -1,0 +1,200 @@
+"""Retrieval routes side by side on several set shapes, through ``mem.search``, in one run.
+
+    python benchmarks/synthconv.py --out /work/cache/synth/eval.json --seed 0 --per-style 3
+    python benchmarks/assistantchat.py --out /work/cache/synth/assistant.json --seed 0
+    python benchmarks/retrieval_sets.py --locomo /work/data/locomo10.json \
+        --set /work/cache/synth/eval.json --set /work/cache/synth/assistant.json [--cache DIR]
+
+Per set, the same store answers every variant (settings are read per query): ``bm25``, ``dense``
+(both dense vectors), the simple RRF of seed 003 (k=60, equal weights, no second stage), the
+previous release's settings (one context vector, adaptive fusion, its signal weights), and the
+defaults. Reported: R@5 and R@10 (share of evidence turns in the top k), hit@1 (the first hit is an
+evidence turn), sess@5 (every gold session among the sessions of the top 5 hits: ``session
+recall_all@5``), leaks (hits of another user, every search being filtered to one user) and search
+P50 / P95 in ms (the query embedding comes from the cache: its cost, measured once, is printed apart).
+
+LoCoMo runs in four framings of the same turns (one ``user_id`` per conversation or one per speaker;
+one chat per session or one per conversation), each conversation in its own tenant and the search
+unfiltered, so ids are the only difference. Sets are read from their paths; nothing is copied.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import pct, table  # noqa: E402
+from retrieval import OFF, CachedEmbedder  # noqa: E402
+from retrieval_loso import CACHE  # noqa: E402
+
+from layered_memory import LayeredMemory, LayeredMemorySettings  # noqa: E402
+
+PLAIN_RRF = {**OFF, "rrf_k": 60, "dense_weight": 1.0, "sparse_weight": 1.0}
+PREVIOUS = {"dense_vectors": "context", "fusion": "adaptive", "neighbour_weight": 0.4, "session_weight": 0.3,
+            "speaker_weight": 0.7, "phrase_weight": 0.0, "time_weight": 0.8}
+VARIANTS: list[tuple[str, str, dict]] = [
+    ("bm25", "bm25", OFF), ("dense", "dense", OFF), ("plain RRF (seed 003)", "hybrid", PLAIN_RRF),
+    ("previous release's settings", "hybrid", PREVIOUS), ("hybrid, defaults", "hybrid", {}),
+]
+FRAMINGS = {  # name -> (a user_id per speaker, a chat per session)
+    "one user_id, a chat per session": (False, True),
+    "one user_id, one chat": (False, False),
+    "a user_id per speaker, a chat per session": (True, True),
+    "a user_id per speaker, one chat": (True, False),
+}
+
+
+def locomo_set(path: str, n: int) -> dict:
+    """LoCoMo in ``synthconv.py``'s format (sessions with dates, questions with evidence and gold sessions)."""
+    from retrieval_lab import load
+
+    convs, questions = [], []
+    for c in load(path)[:n]:
+        sessions: dict[str, dict] = {}
+        where = []
+        for t in c.turns:
+            s = sessions.setdefault(t["session"], {"id": f"{c.sample_id}-{t['session']}", "date": t["date"].isoformat(), "turns": []})
+            where.append((list(sessions).index(t["session"]), len(s["turns"])))
+            s["turns"].append({"speaker": t["speaker"], "role": "user", "text": t["text"]})
+        convs.append({"id": c.sample_id, "lang": "en", "style": "locomo", "sessions": list(sessions.values())})
+        for q, ev, cat in zip(c.questions, c.evidence, c.categories):
+            e = [list(where[i]) for i in ev]
+            questions.append({"conv": c.sample_id, "question": q, "kind": str(cat), "evidence": e,
+                              "sessions": sorted({convs[-1]["sessions"][si]["id"] for si, _ in e})})
+    return {"name": "locomo", "conversations": convs, "questions": questions}
+
+
+def ingest(mem: LayeredMemory, data: dict, *, per_speaker: bool = False, chat_per_session: bool = True,
+           tenant_per_conv: bool = False) -> dict[str, tuple[int, int]]:
+    """Every turn as a message; message id -> (session, turn)."""
+    where: dict[str, tuple[int, int]] = {}
+    for c in data["conversations"]:
+        h = mem.tenant(c["id"]) if tenant_per_conv else mem
+        msgs = []
+        for si, s in enumerate(c["sessions"]):
+            start = datetime.fromisoformat(s["date"])
+            for ti, t in enumerate(s["turns"]):
+                mid = f"{c['id']}-{si}-{ti}"
+                where[mid] = (si, ti)
+                user = f"{c['id']}-{t['speaker']}" if per_speaker and t.get("role") != "assistant" else c["id"]
+                msgs.append({"message_id": mid, "chat_id": s["id"] if chat_per_session else c["id"], "user_id": user,
+                             "user_name": t["speaker"], "role": "assistant" if t.get("role") == "assistant" else "user",
+                             "content": t["text"], "create_time": start + timedelta(minutes=ti)})
+        for i in range(0, len(msgs), 256):
+            h.add_messages(msgs[i : i + 256])
+    mem.flush()
+    return where
+
+
+def metrics(ranked: list[tuple[int, int]], q: dict, gold_sessions: set[int]) -> tuple[float, ...]:
+    ev = {tuple(e) for e in q["evidence"]}
+    return (len(ev & set(ranked[:5])) / len(ev), len(ev & set(ranked[:10])) / len(ev), float(bool(ranked) and ranked[0] in ev),
+            float(gold_sessions <= {s for s, _ in ranked[:5]}))
+
+
+def run_set(data: dict, emb, variants, *, framing: tuple[bool, bool] = (False, True), tenant_per_conv: bool = False) -> dict:
+    """variant name -> {"m": metrics per question, "lat": ms per search, "leaks": n, "groups": {kind: [...]}}."""
+    settings = LayeredMemorySettings()
+    base = settings.retrieval.model_dump()
+    convs = {c["id"]: c for c in data["conversations"]}
+    out: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        mem = LayeredMemory.embedded(tmp, embedder=emb, settings=settings)
+        try:
+            where = ingest(mem, data, per_speaker=framing[0], chat_per_session=framing[1], tenant_per_conv=tenant_per_conv)
+            for name, route, over in variants:
+                for key, value in {**base, **over}.items():
+                    setattr(settings.retrieval, key, value)
+                res = out[name] = {"m": [], "lat": [], "leaks": 0, "kinds": defaultdict(list)}
+                for q in data["questions"]:
+                    ids = [s["id"] for s in convs[q["conv"]]["sessions"]]
+                    gold = {ids.index(s) for s in q["sessions"]} if q.get("sessions") else {e[0] for e in q["evidence"]}
+                    t0 = time.perf_counter()
+                    if tenant_per_conv:
+                        hits = mem.tenant(q["conv"]).search(q["question"], k=10, route=route).hits
+                    else:
+                        hits = mem.search(q["question"], filters={"user_id": q["conv"]}, k=10, route=route).hits
+                    res["lat"].append((time.perf_counter() - t0) * 1000)
+                    res["leaks"] += sum(1 for h in hits if not h.id.startswith(q["conv"] + "-"))
+                    m = metrics([where[h.id] for h in hits if h.id in where], q, gold)
+                    res["m"].append(m)
+                    res["kinds"][f"{convs[q['conv']].get('lang', '?')}"].append(m)
+        finally:
+            for key, value in base.items():
+                setattr(settings.retrieval, key, value)
+            mem.close()
+    return out
+
+
+def rows_of(out: dict) -> list[list[object]]:
+    return [[name, *np.mean(np.array(r["m"]), axis=0).tolist(), r["leaks"], pct(r["lat"], 50), pct(r["lat"], 95)] for name, r in out.items()]
+
+
+HEAD = ["variant", "R@5", "R@10", "hit@1", "sess@5", "leaks", "P50 ms", "P95 ms"]
+
+
+def query_embedding_ms(samples: int = 20) -> float:
+    from layered_memory.providers.local import default_embedder
+
+    e = default_embedder()
+    if e is None:
+        return float("nan")
+    e.embed_query("warm up")
+    lat = []
+    for i in range(samples):
+        t0 = time.perf_counter()
+        e.embed_query(f"what did we talk about the trip number {i} last week?")
+        lat.append((time.perf_counter() - t0) * 1000)
+    return pct(lat, 50)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--locomo", help="LoCoMo's locomo10.json")
+    ap.add_argument("--conversations", type=int, default=10)
+    ap.add_argument("--set", action="append", default=[], help="synthconv.py / assistantchat.py output (repeatable)")
+    ap.add_argument("--cache", default=CACHE)
+    ap.add_argument("--no-framings", action="store_true", help="LoCoMo in the first framing only")
+    args = ap.parse_args()
+    from retrieval_general import load_set
+
+    emb = CachedEmbedder("e5", args.cache)
+    t_start = time.perf_counter()
+    sets = [load_set(p) for p in args.set]
+    for data in sets:
+        n_turns = sum(len(s["turns"]) for c in data["conversations"] for s in c["sessions"])
+        print(f"\n## {data['name']}: {len(data['conversations'])} conversations, {n_turns} turns, {len(data['questions'])} questions\n")
+        out = run_set(data, emb, VARIANTS)
+        print(table(HEAD, rows_of(out)))
+        langs = sorted(next(iter(out.values()))["kinds"])
+        if len(langs) > 1:
+            print()
+            print(table(["variant", *(f"{lang} {m}" for lang in langs for m in ("R@5", "hit@1"))],
+                        [[name, *(float(np.mean([x[j] for x in r["kinds"][lang]])) for lang in langs for j in (0, 2))] for name, r in out.items()]))
+    if args.locomo:
+        data = locomo_set(args.locomo, args.conversations)
+        print(f"\n## LoCoMo: {len(data['conversations'])} conversations, {len(data['questions'])} questions, each conversation its own tenant, unfiltered search\n")
+        framings = list(FRAMINGS.items())[:1] if args.no_framings else list(FRAMINGS.items())
+        summary = []
+        for i, (fname, framing) in enumerate(framings):
+            out = run_set(data, emb, VARIANTS if i == 0 else VARIANTS[-1:], framing=framing, tenant_per_conv=True)
+            print(f"### {fname}\n")
+            print(table(HEAD, rows_of(out)))
+            print()
+            m = np.mean(np.array(out["hybrid, defaults"]["m"]), axis=0)
+            summary.append([fname, float(m[0]), float(m[1])])
+        print(table(["LoCoMo framing (hybrid, defaults)", "R@5", "R@10 (share of evidence turns in the top 10)"], summary))
+    print(f"\nquery embedding (multilingual-e5-small, P50 of 20): {query_embedding_ms():.1f} ms, not in the P50/P95 above (cached)")
+    print(f"total {time.perf_counter() - t_start:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
