@@ -162,6 +162,8 @@ class Corpus:
             return np.maximum(own, ctx)
         if how == "mean":
             return (own + ctx) / 2
+        if how.startswith("max-"):  # the context, unless the own text is higher by more than the margin
+            return np.maximum(ctx, own - float(how[4:]))
         raise ValueError(how)
 
 
@@ -215,6 +217,43 @@ def run(corpus: Corpus, route: str, over: dict) -> np.ndarray:
     return np.mean(np.array(rows), axis=0)
 
 
+def learned_rows(corpus: Corpus, over: dict) -> list[tuple[np.ndarray, np.ndarray, list, Conv, list[int]]]:
+    """Per question of a set: the learned reranker's features (``SecondStage.feature_matrix``) under ``over``,
+    the labels (an evidence turn), the candidate keys, the conversation and its evidence."""
+    over = dict(over)
+    dense_how = over.pop("dense", "max")
+    s = RetrievalSettings().model_copy(update=over)
+    stage = SecondStage(s, corpus.analyzer)
+    out = []
+    for ci, c in enumerate(corpus.convs):
+        for qi, q in enumerate(c.questions):
+            lists = {"dense": top(corpus.dense(ci, qi, dense_how), s.prefetch_limit),
+                     "sparse": top(corpus.bm25(ci, q), s.prefetch_limit, positive=True)}
+            cands = candidates(c, lists)
+            ev = c.evidence[qi]
+            out.append((stage.feature_matrix(q, cands), np.array([float(cd.key in ev) for cd in cands]), [cd.key for cd in cands], c, ev))
+    return out
+
+
+def learned_loso(corpora: dict[str, Corpus], over: dict) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The learned reranker cross-validated by set: for each held-out set, a model fitted on the other sets'
+    conversations (``train_reranker.fit_monotone``), scored there beside the rules. held -> (rules, learned) metrics."""
+    from train_reranker import fit_monotone
+
+    rows = {name: learned_rows(c, over) for name, c in corpora.items()}
+    out = {}
+    for held in corpora:
+        train = [r for name, rs in rows.items() if name != held for r in rs if r[1].any()]
+        coef, intercept = fit_monotone(np.vstack([r[0] for r in train]), np.concatenate([r[1] for r in train]))
+        learned = []
+        for x, _, keys, c, ev in rows[held]:
+            order = np.argsort(-(x @ coef + intercept), kind="stable")[:10]
+            learned.append(question_metrics(c, [keys[i] for i in order], ev))
+        rules = run(corpora[held], "hybrid", over)
+        out[held] = (rules, np.mean(np.array(learned), axis=0))
+    return out
+
+
 def loso(results: dict[str, dict[str, np.ndarray]], metric: int = 0) -> dict[str, tuple[str, float]]:
     """For each held-out set: the grid entry with the best mean ``metric`` over the other sets, and its score there."""
     sets = list(next(iter(results.values())))
@@ -234,7 +273,17 @@ GRIDS: dict[str, list[tuple[str, str, dict]]] = {
         ("dense max(own, ctx)", "dense", {"dense": "max"}), ("dense mean", "dense", {"dense": "mean"}),
         ("plain rrf k=60 (seed 003), ctx", "hybrid", {**OFF, "rrf_k": 60, "dense_weight": 1.0, "dense": "ctx"}),
         ("today's defaults", "hybrid", TODAY),
-        ("today's defaults, dense max", "hybrid", {}),
+        ("today's defaults, dense max", "hybrid", {"dense": "max"}),
+        ("today's defaults, dense mean", "hybrid", {"dense": "mean"}),
+        ("today's defaults, dense own", "hybrid", {"dense": "own"}),
+        ("today's defaults, dense max-0.02", "hybrid", {"dense": "max-0.02"}),
+        ("today's defaults, dense max-0.04", "hybrid", {"dense": "max-0.04"}),
+        ("today's defaults, dense max-0.06", "hybrid", {"dense": "max-0.06"}),
+        ("dense max-0.02", "dense", {"dense": "max-0.02"}),
+        ("dense max-0.04", "dense", {"dense": "max-0.04"}),
+        ("rrf k=2 no signals, ctx", "hybrid", {**OFF, "dense": "ctx"}),
+        ("rrf k=2 no signals, max", "hybrid", {**OFF, "dense": "max"}),
+        ("rrf k=2 no signals, mean", "hybrid", {**OFF, "dense": "mean"}),
     ],
 }
 
@@ -247,6 +296,7 @@ def main() -> None:
     ap.add_argument("--cache", default=CACHE)
     ap.add_argument("--grid", default="routes")
     ap.add_argument("--metric", default="R@5", choices=METRICS)
+    ap.add_argument("--learned", action="store_true", help="also the learned reranker, cross-validated by set, under the picked setting")
     args = ap.parse_args()
     cache = EmbedCache(args.cache, "e5", LazyEmbedder("e5"))
     base = RetrievalSettings()
@@ -275,6 +325,11 @@ def main() -> None:
             print(f"  held out {held:<16} picked on the others: {best:<50} {args.metric} {score:.3f}")
         overall = max(hybrid, key=lambda n: np.mean([hybrid[n][s][m] for s in corpora]))
         print(f"  picked on all sets: {overall}")
+        if args.learned:
+            over = next(o for n, _, o in grid if n == overall)
+            print(f"\nlearned reranker, fitted on the other sets, under {overall!r} ({args.metric}: rules -> learned):")
+            for held, (rules, learned) in learned_loso(corpora, over).items():
+                print(f"  {held:<16} {rules[m]:.3f} -> {learned[m]:.3f}   (R@10 {rules[1]:.3f} -> {learned[1]:.3f})")
 
 
 SIGNALS = {"neighbour_weight": 0.4, "session_weight": 0.3, "speaker_weight": 0.7, "time_weight": 0.8}  # the previous release's

@@ -99,6 +99,7 @@ class RetrievalSettings(_Section):
     adaptive_power: float = Field(1.0, ge=0, le=4)
     # fusion="confidence" (layered_memory.retrieval.confidence): each side's weight from how much it knows
     # about this query (strength of its top hits, their margin, the sides' agreement, query length, rare terms).
+    confidence_top: int = Field(1, ge=1, le=50)  # a side's strength: the mean z of its best this many
     confidence_power: float = Field(1.0, ge=0, le=8)
     confidence_margin: float = Field(0.0, ge=0, le=8)
     confidence_disagreement: float = Field(0.0, ge=0, le=8)

@@ -64,10 +64,10 @@ def test_rare_terms_are_codes_numbers_names_and_quotes():
 
 def test_estimate_reads_the_candidate_arrays():
     # dense: one hit far above a flat list; sparse: flat; the sides disagree on the top
-    dense = np.array([0.95] + [0.50 - 0.001 * i for i in range(9)])
-    sparse = np.array([1.2 - 0.001 * i for i in range(10)])
+    dense = np.array([0.95] + [0.50 - 0.001 * i for i in range(19)])
+    sparse = np.array([1.2 - 0.01 * i for i in range(20)])
     scores = np.vstack([dense, sparse[::-1]])
-    ranks = np.vstack([np.arange(10), np.arange(10)[::-1]]).astype(float)
+    ranks = np.vstack([np.arange(20), np.arange(20)[::-1]]).astype(float)
     z = (scores - scores.mean(axis=1, keepdims=True)) / scores.std(axis=1, keepdims=True)
     conf = estimate(["fix", "laptop", "screen"], "fix my laptop screen", scores, ranks, z, settings())
     assert conf.strength[0] > conf.strength[1] and conf.margin[0] > 0.9 and conf.margin[1] < 0.2

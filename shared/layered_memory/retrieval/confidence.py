@@ -6,7 +6,8 @@ naming a rare thing BM25 is sharp; on a long, wordy question BM25 matches the fi
 "week", "remember") and its top hits are no better than the rest, while dense ranks the meaning.
 The estimator reads, per query and per side, only what the candidate lists already carry:
 
-* ``strength``: how far the side's best three stand above its own list (their mean z-score);
+* ``strength``: how far the side's best hits stand above its own list (the mean z-score of its best
+  ``confidence_top``);
 * ``margin``: how far its best hit stands above its second, relative to its top-ten spread;
 * ``agreement``: the share of each side's top five that the other side also ranks in its top ten;
 * the query: how many terms it has after stop words, and how many of them are rare-looking
@@ -40,7 +41,7 @@ _CODE = re.compile(r"\d|[_./:@#]|[a-z][A-Z]|[A-Z]{2,}")
 class Confidence:
     """The per-query inputs and the resulting side weights (dense, sparse)."""
 
-    strength: tuple[float, float]  # mean z of each side's top three over its own list
+    strength: tuple[float, float]  # mean z of each side's best ``confidence_top`` over its own list
     margin: tuple[float, float]  # (top1 - top2) / (top1 - top10) per side, 0..1
     agreement: float  # 0..1
     terms: int
@@ -116,7 +117,7 @@ def estimate(query_terms: Sequence[str], query: str, scores: np.ndarray, ranks: 
     """The confidence of each side for one query, from the candidate arrays of the second stage:
     ``scores``/``ranks``/``z`` are (2, n) in (dense, sparse) order, NaN / -1 where a side lacks a candidate."""
     present = ~np.isnan(scores)
-    top = max(1, int(settings.adaptive_top))
+    top = max(1, int(settings.confidence_top))
     strength = (_strength(z[0], present[0], top), _strength(z[1], present[1], top))
     margin = (_margin(scores[0], present[0]), _margin(scores[1], present[1]))
     agreement = _agreement(ranks)
