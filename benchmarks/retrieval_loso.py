@@ -198,7 +198,7 @@ def question_metrics(conv: Conv, ranked: list[int], ev: list[int]) -> tuple[floa
 def run(corpus: Corpus, route: str, over: dict) -> np.ndarray:
     """Mean metrics (METRICS order) of one setting on one set. ``route``: hybrid | dense | bm25."""
     over = dict(over)
-    dense_how = over.pop("dense", "max")
+    dense_how = over.pop("dense", "mean")
     s = RetrievalSettings().model_copy(update=over)
     stage = SecondStage(s, corpus.analyzer)
     rows = []
@@ -221,7 +221,7 @@ def learned_rows(corpus: Corpus, over: dict) -> list[tuple[np.ndarray, np.ndarra
     """Per question of a set: the learned reranker's features (``SecondStage.feature_matrix``) under ``over``,
     the labels (an evidence turn), the candidate keys, the conversation and its evidence."""
     over = dict(over)
-    dense_how = over.pop("dense", "max")
+    dense_how = over.pop("dense", "mean")
     s = RetrievalSettings().model_copy(update=over)
     stage = SecondStage(s, corpus.analyzer)
     out = []
@@ -254,13 +254,22 @@ def learned_loso(corpora: dict[str, Corpus], over: dict) -> dict[str, tuple[np.n
     return out
 
 
-def loso(results: dict[str, dict[str, np.ndarray]], metric: int = 0) -> dict[str, tuple[str, float]]:
-    """For each held-out set: the grid entry with the best mean ``metric`` over the other sets, and its score there."""
+def objective(results: dict[str, np.ndarray], sets: list[str], metric: int, best_route: dict[str, float] | None) -> tuple[float, float]:
+    """What a setting is picked by on ``sets``: with ``best_route`` (each set's best single route), first the
+    worst margin over it (a hybrid below its best route on any set is a bug), then the mean; else the mean."""
+    mean = float(np.mean([results[s][metric] for s in sets]))
+    if best_route is None:
+        return (mean, 0.0)
+    return (min(0.0, min(results[s][metric] - best_route[s] + 0.005 for s in sets)), mean)
+
+
+def loso(results: dict[str, dict[str, np.ndarray]], metric: int = 0, best_route: dict[str, float] | None = None) -> dict[str, tuple[str, float]]:
+    """For each held-out set: the grid entry with the best ``objective`` over the other sets, and its score there."""
     sets = list(next(iter(results.values())))
     out = {}
     for held in sets:
         others = [s for s in sets if s != held]
-        best = max(results, key=lambda name: (np.mean([results[name][s][metric] for s in others]), -list(results).index(name)))
+        best = max(results, key=lambda name: (objective(results[name], others, metric, best_route), -list(results).index(name)))
         out[held] = (best, float(results[best][held][metric]))
     return out
 
@@ -296,6 +305,8 @@ def main() -> None:
     ap.add_argument("--cache", default=CACHE)
     ap.add_argument("--grid", default="routes")
     ap.add_argument("--metric", default="R@5", choices=METRICS)
+    ap.add_argument("--show", nargs="+", choices=METRICS, help="metrics shown per set (default: all)")
+    ap.add_argument("--margin", action="store_true", help="pick by the worst margin over each set's best single route first")
     ap.add_argument("--learned", action="store_true", help="also the learned reranker, cross-validated by set, under the picked setting")
     args = ap.parse_args()
     cache = EmbedCache(args.cache, "e5", LazyEmbedder("e5"))
@@ -316,14 +327,25 @@ def main() -> None:
         results[name] = {s: run(c, route, over) for s, c in corpora.items()}
     print(f"{len(grid)} settings x {len(corpora)} sets in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     m = METRICS.index(args.metric)
-    heads = [f"{s} {k}" for s in corpora for k in ("R@5", "R@10", "hit@1", "sess@5")]
-    print(table(["setting", *heads], [[name, *(float(v) for s in corpora for v in results[name][s])] for name, _, _ in grid]))
+    show = [METRICS.index(k) for k in (args.show or METRICS)]
+    heads = [f"{s[:10]} {METRICS[k]}" for s in corpora for k in show]
+    print(table(["setting", *heads, f"mean {args.metric}"],
+                [[name, *(float(results[name][s][k]) for s in corpora for k in show), float(np.mean([results[name][s][m] for s in corpora]))]
+                 for name, _, _ in grid]))
     hybrid = {n: r for n, (n2, route, _) in zip(results, grid) for r in [results[n]] if route == "hybrid"}
+    best_route = None
+    if args.margin:  # each set's best single route, measured in this run
+        routes = {s: max(float(run(c, "bm25", {})[m]), float(run(c, "dense", {})[m])) for s, c in corpora.items()}
+        best_route = routes
+        print("\nbest single route per set: " + ", ".join(f"{s} {v:.3f}" for s, v in routes.items()))
+        print(table(["setting", *(f"{s[:10]} margin" for s in corpora)],
+                    [[n, *(float(hybrid[n][s][m] - routes[s]) for s in corpora)] for n in hybrid]))
     if len(corpora) > 1 and hybrid:
-        print(f"\nleave-one-set-out on {args.metric} (hybrid settings only):")
-        for held, (best, score) in loso(hybrid, m).items():
+        how = "worst margin over the best single route, then mean" if args.margin else "mean"
+        print(f"\nleave-one-set-out on {args.metric}, picked by {how} over the other sets (hybrid settings only):")
+        for held, (best, score) in loso(hybrid, m, best_route).items():
             print(f"  held out {held:<16} picked on the others: {best:<50} {args.metric} {score:.3f}")
-        overall = max(hybrid, key=lambda n: np.mean([hybrid[n][s][m] for s in corpora]))
+        overall = max(hybrid, key=lambda n: objective(hybrid[n], list(corpora), m, best_route))
         print(f"  picked on all sets: {overall}")
         if args.learned:
             over = next(o for n, _, o in grid if n == overall)
@@ -359,7 +381,22 @@ def _signal_grid(fusion: dict) -> list[tuple[str, str, dict]]:
     return out
 
 
-GRIDS_FN: dict = {"fusion": _fusion_grid}
+def _weights_grid() -> list[tuple[str, str, dict]]:
+    """Fusions and the dense side's weight, with the previous release's signals."""
+    out = []
+    for dw in (1.0, 1.5, 2.0, 3.0):
+        out.append((f"zscore dw={dw}", "hybrid", {**OFF, **SIGNALS, "fusion": "zscore", "fusion_dense_weight": dw}))
+        out.append((f"adaptive dw={dw}", "hybrid", {**OFF, **SIGNALS, "fusion": "adaptive", "fusion_dense_weight": dw}))
+        for p, m, d, ln in ((1.0, 1.0, 0.0, 0.0), (1.0, 1.0, 1.0, 0.0), (1.0, 0.0, 0.0, 0.1), (2.0, 1.0, 0.0, 0.0), (1.0, 1.0, 0.0, 0.1)):
+            out.append((f"confidence dw={dw} p={p} m={m} d={d} len={ln}", "hybrid",
+                        {**OFF, **SIGNALS, "fusion": "confidence", "fusion_dense_weight": dw, "confidence_power": p,
+                         "confidence_margin": m, "confidence_disagreement": d, "confidence_length": ln}))
+    for dw in (0.5, 1.0, 2.0):
+        out.append((f"rrf k=2 dw={dw}", "hybrid", {**OFF, **SIGNALS, "fusion": "rrf", "dense_weight": dw}))
+    return out
+
+
+GRIDS_FN: dict = {"fusion": _fusion_grid, "weights": _weights_grid}
 
 if __name__ == "__main__":
     main()
