@@ -263,6 +263,29 @@ def objective(results: dict[str, np.ndarray], sets: list[str], metric: int, best
     return (min(0.0, min(results[s][metric] - best_route[s] + 0.005 for s in sets)), mean)
 
 
+def group_recall(corpus: Corpus, over: dict, how: str, ks: tuple[int, ...] = (1, 3, 5)) -> np.ndarray:
+    """``search(group_by="session")`` in the lab: every candidate ranked by the second stage, grouped into
+    sessions by ``retrieval.groups``; per question, whether every gold session is among the best k groups."""
+    from layered_memory.retrieval.groups import group_ranked
+
+    over = dict(over)
+    dense_how = over.pop("dense", "mean")
+    s = RetrievalSettings().model_copy(update=over)
+    stage = SecondStage(s, corpus.analyzer)
+    rows = []
+    for ci, c in enumerate(corpus.convs):
+        for qi, q in enumerate(c.questions):
+            lists = {"dense": top(corpus.dense(ci, qi, dense_how), s.prefetch_limit),
+                     "sparse": top(corpus.bm25(ci, q), s.prefetch_limit, positive=True)}
+            cands = candidates(c, lists)
+            ranked = stage.rank(q, cands, k=len(cands))
+            groups = group_ranked([cd.payload for cd in ranked], [cd.score for cd in ranked], how=how, gap_seconds=s.session_gap_hours * 3600)
+            gold = {c.turns[i]["chat"] for i in c.evidence[qi]}
+            chats = [ranked[g.members[0]].payload["chat_id"] for g in groups]
+            rows.append([float(gold <= set(chats[:k])) for k in ks])
+    return np.mean(np.array(rows), axis=0)
+
+
 def loso(results: dict[str, dict[str, np.ndarray]], metric: int = 0, best_route: dict[str, float] | None = None) -> dict[str, tuple[str, float]]:
     """For each held-out set: the grid entry with the best ``objective`` over the other sets, and its score there."""
     sets = list(next(iter(results.values())))
@@ -307,6 +330,7 @@ def main() -> None:
     ap.add_argument("--metric", default="R@5", choices=METRICS)
     ap.add_argument("--show", nargs="+", choices=METRICS, help="metrics shown per set (default: all)")
     ap.add_argument("--margin", action="store_true", help="pick by the worst margin over each set's best single route first")
+    ap.add_argument("--groups", action="store_true", help="also sessions as units (group_by) under the picked setting, per aggregation")
     ap.add_argument("--learned", action="store_true", help="also the learned reranker, cross-validated by set, under the picked setting")
     args = ap.parse_args()
     cache = EmbedCache(args.cache, "e5", LazyEmbedder("e5"))
@@ -347,6 +371,18 @@ def main() -> None:
             print(f"  held out {held:<16} picked on the others: {best:<50} {args.metric} {score:.3f}")
         overall = max(hybrid, key=lambda n: objective(hybrid[n], list(corpora), m, best_route))
         print(f"  picked on all sets: {overall}")
+        if args.groups:
+            from layered_memory.retrieval.groups import AGGREGATIONS
+
+            over = next(o for n, _, o in grid if n == overall)
+            print(f"\nsessions as units (group_by=\"session\") under {overall!r}: every gold session among the best k sessions")
+            rows = {how: {sname: group_recall(c, over, how) for sname, c in corpora.items()} for how in AGGREGATIONS}
+            print(table(["aggregation", *(f"{sname[:10]} @{k}" for sname in corpora for k in (1, 3, 5)), "mean @3"],
+                        [[how, *(float(v) for sname in corpora for v in r[sname]), float(np.mean([r[sname][1] for sname in corpora]))]
+                         for how, r in rows.items()]))
+            for held in corpora:
+                pick = max(rows, key=lambda h: np.mean([rows[h][sname][1] for sname in corpora if sname != held]))
+                print(f"  held out {held:<16} picked on the others: {pick:<6} @3 {rows[pick][held][1]:.3f}")
         if args.learned:
             over = next(o for n, _, o in grid if n == overall)
             print(f"\nlearned reranker, fitted on the other sets, under {overall!r} ({args.metric}: rules -> learned):")
@@ -396,7 +432,38 @@ def _weights_grid() -> list[tuple[str, str, dict]]:
     return out
 
 
-GRIDS_FN: dict = {"fusion": _fusion_grid, "weights": _weights_grid}
+CONFIDENCE = {"fusion": "confidence", "fusion_dense_weight": 2.0, "confidence_power": 1.0, "confidence_margin": 1.0,
+              "confidence_disagreement": 1.0, "confidence_length": 0.0}
+def _combo_grid() -> list[tuple[str, str, dict]]:
+    fusions = {"zscore": {"fusion": "zscore"}, "adaptive": {"fusion": "adaptive"},
+               "conf p1 m1 d1": {**CONFIDENCE}, "conf p1 m1 d0": {**CONFIDENCE, "confidence_disagreement": 0.0}}
+    out = []
+    for fname, f in fusions.items():
+        for dw in (1.5, 2.0):
+            for nw in (0.15, 0.3):
+                for sw in (0.1, 0.15, 0.2):
+                    out.append((f"{fname} dw={dw} n={nw} s={sw}", "hybrid",
+                                {**OFF, **SIGNALS, **f, "fusion_dense_weight": dw, "neighbour_weight": nw, "session_weight": sw}))
+    return out
+
+
+def _confidence_grid() -> list[tuple[str, str, dict]]:
+    base = {**OFF, **SIGNALS, "neighbour_weight": 0.3, "session_weight": 0.15}
+    out = [(f"zscore dw={dw}", "hybrid", {**base, "fusion": "zscore", "fusion_dense_weight": dw}) for dw in (1.5, 2.0)]
+    for dw in (1.5, 2.0):
+        for p, m, d, r, ln in itertools.product((0.5, 1.0), (0.0, 1.0), (0.0, 1.0), (0.0, 0.3), (0.0, 0.05)):
+            out.append((f"conf dw={dw} p={p} m={m} d={d} rare={r} len={ln}", "hybrid",
+                        {**base, "fusion": "confidence", "fusion_dense_weight": dw, "confidence_power": p, "confidence_margin": m,
+                         "confidence_disagreement": d, "confidence_rare": r, "confidence_length": ln}))
+    return out
+
+
+PICKED = {**OFF, **SIGNALS, "neighbour_weight": 0.3, "session_weight": 0.15, "fusion": "confidence", "fusion_dense_weight": 1.5,
+          "confidence_power": 0.5, "confidence_margin": 0.0, "confidence_disagreement": 1.0, "confidence_rare": 0.3, "confidence_length": 0.0}
+GRIDS["picked"] = [("picked (the defaults)", "hybrid", PICKED)]
+GRIDS_FN: dict = {"fusion": _fusion_grid, "weights": _weights_grid, "combo": _combo_grid, "confidence": _confidence_grid,
+                  "signals": lambda: _signal_grid({"fusion": "zscore", "fusion_dense_weight": 2.0}),
+                  "signals_conf": lambda: _signal_grid(CONFIDENCE)}
 
 if __name__ == "__main__":
     main()

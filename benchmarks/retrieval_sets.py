@@ -134,6 +134,33 @@ def run_set(data: dict, emb, variants, *, framing: tuple[bool, bool] = (False, T
     return out
 
 
+def self_find(data: dict, emb, n: int, seed: int = 0) -> list[list[object]]:
+    """A sample of ``n`` turns searched by their exact text, filtered to their user, per route: the share
+    found first (or behind turns of the very same text), after ``flush()``."""
+    import random
+
+    settings = LayeredMemorySettings()
+    rng = random.Random(seed)
+    turns = [(c["id"], si, ti, t["text"]) for c in data["conversations"] for si, s in enumerate(c["sessions"]) for ti, t in enumerate(s["turns"])]
+    sample = rng.sample(turns, min(n, len(turns)))
+    texts: dict[str, set[str]] = defaultdict(set)
+    for cid, si, ti, text in turns:
+        texts[(cid, text)].add(f"{cid}-{si}-{ti}")  # type: ignore[index]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        with LayeredMemory.embedded(tmp, embedder=emb, settings=settings) as mem:
+            ingest(mem, data)
+            for route in ("hybrid", "dense", "bm25"):
+                found = 0
+                for cid, si, ti, text in sample:
+                    hits = mem.search(text, filters={"user_id": cid}, k=10, route=route).hits
+                    same = texts[(cid, text)]  # type: ignore[index]
+                    lead = [h.id for h in hits[: len(same)]]
+                    found += f"{cid}-{si}-{ti}" in lead or (bool(lead) and set(lead) <= same and f"{cid}-{si}-{ti}" in {h.id for h in hits})
+                rows.append([data["name"], route, len(sample), found, found / len(sample)])
+    return rows
+
+
 def rows_of(out: dict) -> list[list[object]]:
     return [[name, *np.mean(np.array(r["m"]), axis=0).tolist(), r["leaks"], pct(r["lat"], 50), pct(r["lat"], 95)] for name, r in out.items()]
 
@@ -163,6 +190,7 @@ def main() -> None:
     ap.add_argument("--set", action="append", default=[], help="synthconv.py / assistantchat.py output (repeatable)")
     ap.add_argument("--cache", default=CACHE)
     ap.add_argument("--no-framings", action="store_true", help="LoCoMo in the first framing only")
+    ap.add_argument("--self-find", type=int, default=100, help="turns per set searched by their own text (0: skip)")
     args = ap.parse_args()
     from retrieval_general import load_set
 
@@ -192,6 +220,12 @@ def main() -> None:
             m = np.mean(np.array(out["hybrid, defaults"]["m"]), axis=0)
             summary.append([fname, float(m[0]), float(m[1])])
         print(table(["LoCoMo framing (hybrid, defaults)", "R@5", "R@10 (share of evidence turns in the top 10)"], summary))
+    if args.self_find:
+        found = []
+        for data in sets + ([locomo_set(args.locomo, args.conversations)] if args.locomo else []):
+            found += self_find(data, emb, args.self_find)
+        print("\n### A turn searched by its own exact text, after flush() (found first, or behind turns of the same text)\n")
+        print(table(["set", "route", "turns", "found", "share"], found))
     print(f"\nquery embedding (multilingual-e5-small, P50 of 20): {query_embedding_ms():.1f} ms, not in the P50/P95 above (cached)")
     print(f"total {time.perf_counter() - t_start:.0f} s")
 

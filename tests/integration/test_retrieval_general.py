@@ -112,24 +112,30 @@ def test_framing_does_not_change_the_ranking(tmp_path, embedder):
             path = tmp_path / f"{per_speaker}-{chat_per_session}"
             with LayeredMemory.embedded(path, embedder=embedder, settings=LayeredMemorySettings()) as mem:
                 _framed(mem, per_speaker, chat_per_session)
-                got[(per_speaker, chat_per_session)] = [[h.id for h in mem.search(q, k=3).hits] for q in QUERIES]
+                got[(per_speaker, chat_per_session)] = [[h.id for h in mem.search(q, k=4).hits] for q in QUERIES]
     first = next(iter(got.values()))
     assert all(v == first for v in got.values()), got
-    assert all(answer in r for answer, r in zip(["s0-1", "s0-3", "s1-1", "s1-3"], first)), first  # each answer is found
+    for answer, ranked in zip(["s0-1", "s0-3", "s1-1", "s1-3"], first):  # the right session leads, the answer is in it
+        assert ranked[0][:2] == answer[:2] and answer in ranked, first
 
 
 def test_a_question_whose_filler_misleads_bm25_gets_the_dense_answer(tmp_path, embedder):
-    """Long, wordy requests share the question's filler words; the answer says it in other words."""
+    """Wordy requests share the question's words ("name", "give"); the answer says it in other words
+    (a puppy, called Biscuit). BM25 is sure of the wrong turn, dense of the right one: the hybrid follows
+    dense, where a fixed rank fusion (RRF) lets BM25's favourite lead."""
     wordy = [
-        "Sorry for the long message, I remember you helped me last time with my week, can you help me plan this week too?",
-        "I keep forgetting things this week, can you remind me how to plan my time better, I really need the help?",
-        "Thanks for the help last time, this week I need to remember to plan the trip, can you help me again?",
-        "Could you help me remember what I need for the week? I keep forgetting and I need a plan this time.",
+        "Sorry for the long message: which name should I put on the form, my full name or the name my friends use? I keep forgetting what they asked for.",
+        "Can you help me pick a name for the new project at work? My manager wants a short name and I am bad at names.",
+        "I need to rename the files on my laptop, is there a quick way to change the name of many files at once without losing my work?",
+        "What name do I give the wifi network so my neighbours do not recognise it? Last time I used my own name, which was silly.",
     ]
     answer = "Our new puppy is a beagle called Biscuit, he chewed my charger twice already."
     with LayeredMemory.embedded(tmp_path, embedder=embedder, settings=LayeredMemorySettings()) as mem:
         _chat(mem, [("Maya", t) for t in wordy[:2]] + [("Maya", answer)] + [("Maya", t) for t in wordy[2:]])
-        query = "Can you help me remember, I keep forgetting this week: what is the name of my dog?"
-        assert mem.search(query, route="bm25", k=1).hits[0].id != "m2"  # BM25 follows the filler
+        query = "Remind me, what name did I give my dog?"
+        assert mem.search(query, route="bm25", k=1).hits[0].id == "m4"  # BM25 follows the words
         assert mem.search(query, route="dense", k=1).hits[0].id == "m2"
         assert mem.search(query, k=1).hits[0].id == "m2"
+        r = mem.settings.retrieval
+        r.fusion, r.rrf_k, r.dense_weight = "rrf", 60, 1.0
+        assert mem.search(query, k=1).hits[0].id != "m2"

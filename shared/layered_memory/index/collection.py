@@ -140,9 +140,9 @@ class IndexedCollection:
 
         ``vectors`` (messages) picks the dense vectors the dense side queries: "text" (``dense``, the
         record's text), "both" (also each point's ``context`` vector, the message embedded after the turn
-        before it, keeping per point the higher of its two cosines: a message is found by its own words
-        and by the question it answers) or "context" (the context vector where a point has one, else its
-        text: the previous release's single vector). Hybrid with ``signals`` (the message search),
+        before it, scoring a point by the mean of its two cosines: a message is found by its own words
+        and by the question it answers; ``dense_of``) or "context" (the context vector where a point has
+        one, else its text: the previous release's single vector). Hybrid with ``signals`` (the message search),
         ``vectors`` other than "text", ``settings.fusion`` other than "rrf" or a second-stage weight set
         fuses client-side (:mod:`layered_memory.retrieval.rerank`); other kinds keep weighted RRF inside
         the index (the second stage is measured on messages only); ``now`` anchors relative time
@@ -212,7 +212,7 @@ class IndexedCollection:
         if sparse is not None:
             requests.append(("sparse", IndexQuery(sparse=sparse, filter=flt, limit=depth, prefetch_limit=depth, payload=keys)))
         got = dict(zip((name for name, _ in requests), self.index.query_batch(self.name, [q for _, q in requests])))  # type: ignore[union-attr]
-        dense_side = dense_of(got.get("dense"), got.get("context"), vectors)
+        dense_side = dense_of(got.get("dense"), got.get("context"), vectors, depth)
         if sparse is None:  # the dense route: the merged list is the ranking
             ranked = [(h.id, h.score) for h in (dense_side or [])[:limit]]
         else:
@@ -237,15 +237,37 @@ class IndexedCollection:
         return Found(hits, "bm25")
 
 
-def dense_of(text: list[IndexHit] | None, context: list[IndexHit] | None, vectors: str) -> list[IndexHit] | None:
-    """The dense side of a message search from the hits of both dense vectors: "both" keeps each point's
-    higher cosine; "context" the context vector's, and the text vector's for points without a context
-    (their payload has no ``prev``: no turn before them)."""
+def dense_of(text: list[IndexHit] | None, context: list[IndexHit] | None, vectors: str, depth: int) -> list[IndexHit] | None:
+    """The dense side of a message search from the hits of both dense vectors (each list the top ``depth``).
+
+    "both": per point, the mean of its two cosines (a point without a context vector, the first turn of
+    a chat, counts its text's twice); a cosine a list cut off is taken as that list's last one (an upper
+    bound). Measured: the mean ranks better than either vector or the higher of the two on every dev set
+    (docs/retrieval.md). "context": the context vector's cosine, the text vector's for points without a
+    context (no ``prev`` in the payload: no turn before them), as the previous release's single vector."""
     if context is None or text is None:
         return text
     if vectors == "context":
         return best_of(context, [h for h in text if "prev" not in h.payload])
-    return best_of(text, context)
+    own = {h.id: h for h in text}
+    ctx = {h.id: h for h in context}
+    own_floor = text[-1].score if len(text) >= depth and text else None
+    ctx_floor = context[-1].score if len(context) >= depth and context else None
+    out = []
+    for pid in dict.fromkeys([*own, *ctx]):
+        o, c = own.get(pid), ctx.get(pid)
+        hit = o or c
+        o_score = o.score if o is not None else own_floor
+        if c is not None:
+            c_score = c.score
+        elif "prev" in hit.payload and ctx_floor is not None:
+            c_score = ctx_floor
+        else:
+            c_score = o_score  # no context vector: its text stands for both
+        if o_score is None:
+            o_score = c_score
+        out.append(IndexHit(id=hit.id, score=(o_score + c_score) / 2, payload=hit.payload))  # type: ignore[operator]
+    return sorted(out, key=lambda h: -h.score)
 
 
 def best_of(*lists: Sequence[IndexHit]) -> list[IndexHit]:
