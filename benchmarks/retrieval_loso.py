@@ -320,12 +320,17 @@ GRIDS: dict[str, list[tuple[str, str, dict]]] = {
 }
 
 
+def _short(name: str) -> str:
+    return name.replace("synth-assistant", "s-asst").replace("synth-chat", "s-chat").replace("long-assistant", "long")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--locomo")
-    ap.add_argument("--synth", help="synthconv.py output")
-    ap.add_argument("--assistant", help="assistantchat.py output")
+    ap.add_argument("--synth", action="append", default=[], help="synthconv.py output (repeatable: one set per style and file)")
+    ap.add_argument("--assistant", action="append", default=[], help="assistantchat.py output (repeatable)")
     ap.add_argument("--cache", default=CACHE)
+    ap.add_argument("--extra-cache", action="append", default=[], help="more cache directories to read embeddings from")
     ap.add_argument("--grid", default="routes")
     ap.add_argument("--metric", default="R@5", choices=METRICS)
     ap.add_argument("--show", nargs="+", choices=METRICS, help="metrics shown per set (default: all)")
@@ -334,15 +339,18 @@ def main() -> None:
     ap.add_argument("--learned", action="store_true", help="also the learned reranker, cross-validated by set, under the picked setting")
     args = ap.parse_args()
     cache = EmbedCache(args.cache, "e5", LazyEmbedder("e5"))
+    for extra in args.extra_cache:
+        cache.rows.update(EmbedCache(extra, "e5", LazyEmbedder("e5")).rows)
     base = RetrievalSettings()
     sets: dict[str, list[Conv]] = {}
     if args.locomo:
         sets["locomo"] = load_locomo(args.locomo)
-    if args.synth:
-        sets["synth-chat"] = load_synth(args.synth, "chat")
-        sets["synth-assistant"] = load_synth(args.synth, "assistant")
-    if args.assistant:
-        sets["long-assistant"] = load_synth(args.assistant)
+    for i, path in enumerate(args.synth):
+        tag = f"-{i + 1}" if len(args.synth) > 1 else ""
+        sets[f"synth-chat{tag}"] = load_synth(path, "chat")
+        sets[f"synth-assistant{tag}"] = load_synth(path, "assistant")
+    for i, path in enumerate(args.assistant):
+        sets[f"long-assistant{f'-{i + 1}' if len(args.assistant) > 1 else ''}"] = load_synth(path)
     corpora = {name: Corpus(name, convs, cache, base) for name, convs in sets.items()}
     grid = GRIDS[args.grid] if args.grid in GRIDS else GRIDS_FN[args.grid]()
     results: dict[str, dict[str, np.ndarray]] = {}
@@ -352,7 +360,7 @@ def main() -> None:
     print(f"{len(grid)} settings x {len(corpora)} sets in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     m = METRICS.index(args.metric)
     show = [METRICS.index(k) for k in (args.show or METRICS)]
-    heads = [f"{s[:10]} {METRICS[k]}" for s in corpora for k in show]
+    heads = [f"{_short(s)} {METRICS[k]}" for s in corpora for k in show]
     print(table(["setting", *heads, f"mean {args.metric}"],
                 [[name, *(float(results[name][s][k]) for s in corpora for k in show), float(np.mean([results[name][s][m] for s in corpora]))]
                  for name, _, _ in grid]))
@@ -362,7 +370,7 @@ def main() -> None:
         routes = {s: max(float(run(c, "bm25", {})[m]), float(run(c, "dense", {})[m])) for s, c in corpora.items()}
         best_route = routes
         print("\nbest single route per set: " + ", ".join(f"{s} {v:.3f}" for s, v in routes.items()))
-        print(table(["setting", *(f"{s[:10]} margin" for s in corpora)],
+        print(table(["setting", *(f"{_short(s)} margin" for s in corpora)],
                     [[n, *(float(hybrid[n][s][m] - routes[s]) for s in corpora)] for n in hybrid]))
     if len(corpora) > 1 and hybrid:
         how = "worst margin over the best single route, then mean" if args.margin else "mean"
@@ -377,7 +385,7 @@ def main() -> None:
             over = next(o for n, _, o in grid if n == overall)
             print(f"\nsessions as units (group_by=\"session\") under {overall!r}: every gold session among the best k sessions")
             rows = {how: {sname: group_recall(c, over, how) for sname, c in corpora.items()} for how in AGGREGATIONS}
-            print(table(["aggregation", *(f"{sname[:10]} @{k}" for sname in corpora for k in (1, 3, 5)), "mean @3"],
+            print(table(["aggregation", *(f"{_short(sname)} @{k}" for sname in corpora for k in (1, 3, 5)), "mean @3"],
                         [[how, *(float(v) for sname in corpora for v in r[sname]), float(np.mean([r[sname][1] for sname in corpora]))]
                          for how, r in rows.items()]))
             for held in corpora:
@@ -458,10 +466,41 @@ def _confidence_grid() -> list[tuple[str, str, dict]]:
     return out
 
 
+def _wide_grid() -> list[tuple[str, str, dict]]:
+    out = []
+    for sw in (0.0, 0.15):
+        base = {**OFF, **SIGNALS, "neighbour_weight": 0.3, "session_weight": sw}
+        for dw in (1.5, 2.0, 2.5, 3.0):
+            out.append((f"s={sw} zscore dw={dw}", "hybrid", {**base, "fusion": "zscore", "fusion_dense_weight": dw}))
+            for p, d, r in itertools.product((0.5, 1.0), (0.0, 1.0), (0.0, 0.3)):
+                out.append((f"s={sw} conf dw={dw} p={p} d={d} rare={r}", "hybrid",
+                            {**base, "fusion": "confidence", "fusion_dense_weight": dw, "confidence_power": p, "confidence_margin": 0.0,
+                             "confidence_disagreement": d, "confidence_rare": r, "confidence_length": 0.0}))
+        for k, dw in itertools.product((2, 10, 60), (1.0, 2.0)):
+            out.append((f"s={sw} rrf k={k} dw={dw}", "hybrid", {**base, "fusion": "rrf", "rrf_k": k, "dense_weight": dw}))
+    return out
+
+
+def _locomo_grid() -> list[tuple[str, str, dict]]:
+    base = {**OFF, **SIGNALS, "neighbour_weight": 0.3, "session_weight": 0.0, "fusion": "confidence", "fusion_dense_weight": 1.5,
+            "confidence_power": 0.5, "confidence_margin": 0.0, "confidence_disagreement": 1.0, "confidence_rare": 0.3, "confidence_length": 0.0}
+    out = [("base", "hybrid", base)]
+    for k, vals in (("dense", ("ctx", "max", "max-0.02")), ("speaker_weight", (1.0, 1.5)), ("time_weight", (1.2, 1.6)), ("neighbour_weight", (0.5,)),
+                    ("session_weight", (0.15,)), ("prefetch_limit", (80,)), ("fusion_dense_weight", (1.0,)), ("time_decay", (0.5, 2.0))):
+        for v in vals:
+            out.append((f"base, {k}={v}", "hybrid", {**base, k: v}))
+    return out
+
+
 PICKED = {**OFF, **SIGNALS, "neighbour_weight": 0.3, "session_weight": 0.15, "fusion": "confidence", "fusion_dense_weight": 1.5,
           "confidence_power": 0.5, "confidence_margin": 0.0, "confidence_disagreement": 1.0, "confidence_rare": 0.3, "confidence_length": 0.0}
 GRIDS["picked"] = [("picked (the defaults)", "hybrid", PICKED)]
-GRIDS_FN: dict = {"fusion": _fusion_grid, "weights": _weights_grid, "combo": _combo_grid, "confidence": _confidence_grid,
+GRIDS["check"] = [("bm25", "bm25", {}), ("dense (mean)", "dense", {}), ("dense ctx (previous)", "dense", {"dense": "ctx"}),
+                  ("plain rrf k=60 (seed 003)", "hybrid", {**OFF, "rrf_k": 60, "dense_weight": 1.0}),
+                  ("previous release's defaults", "hybrid", {**TODAY, **SIGNALS, "fusion": "adaptive", "fusion_dense_weight": 1.0,
+                                                              "neighbour_weight": 0.4, "session_weight": 0.3}),
+                  ("picked (the defaults)", "hybrid", PICKED)]
+GRIDS_FN: dict = {"locomo": _locomo_grid, "wide": _wide_grid, "fusion": _fusion_grid, "weights": _weights_grid, "combo": _combo_grid, "confidence": _confidence_grid,
                   "signals": lambda: _signal_grid({"fusion": "zscore", "fusion_dense_weight": 2.0}),
                   "signals_conf": lambda: _signal_grid(CONFIDENCE)}
 

@@ -108,9 +108,11 @@ class RetrievalSettings(_Section):
     confidence_length: float = Field(0.0, ge=0, le=2)  # BM25's confidence x exp(-this x terms beyond confidence_short_terms)
     confidence_short_terms: int = Field(4, ge=0, le=50)
     confidence_rare: float = Field(0.3, ge=0, le=4)  # BM25's confidence x (1 + this x rare-looking query terms, up to 3)
+    # A message that is the query verbatim (up to case and whitespace) comes first on every route.
+    exact_first: bool = True
     neighbour_weight: float = Field(0.3, ge=0)
     neighbour_span: int = Field(1, ge=1, le=10)
-    session_weight: float = Field(0.15, ge=0)
+    session_weight: float = Field(0.0, ge=0)  # measured: +1 pt LoCoMo, -0.5 to -1.5 pt elsewhere (docs/retrieval.md)
     speaker_weight: float = Field(0.7, ge=0)
     phrase_weight: float = Field(0.0, ge=0)
     time_weight: float = Field(0.8, ge=0)

@@ -13,7 +13,7 @@ from layered_memory.retrieval.rerank import SIGNAL_WEIGHTS, Candidate, SecondSta
 
 OFF = dict.fromkeys(SIGNAL_WEIGHTS, 0.0)
 ON = {"confidence_power": 1.0, "confidence_margin": 1.0, "confidence_disagreement": 1.0, "confidence_length": 0.3,
-      "confidence_short_terms": 4, "confidence_rare": 0.5}
+      "confidence_short_terms": 4, "confidence_rare": 0.5, "fusion_dense_weight": 1.0, "sparse_weight": 1.0}
 
 
 def settings(**over) -> RetrievalSettings:
@@ -27,6 +27,11 @@ def weights(strength=(1.0, 1.0), margin=(0.0, 0.0), agreement=1.0, terms=3, rare
 def test_weights_sum_to_two_and_are_even_for_equal_sides():
     w = weights()
     assert sum(w) == pytest.approx(2.0) and w[0] == pytest.approx(w[1])
+
+
+def test_the_base_weights_tilt_the_result():
+    w = weights(fusion_dense_weight=1.5)
+    assert sum(w) == pytest.approx(2.0) and w[0] / w[1] == pytest.approx(1.5)
 
 
 def test_a_stronger_side_gets_more_weight_and_the_power_sharpens_it():

@@ -249,3 +249,15 @@ def test_sessions_are_a_chats_runs_of_close_turns_whatever_the_ids():
     got = {(a, b): sessions_of(payloads(a, b), 12 * 3600)[0].tolist() for a in (False, True) for b in (False, True)}
     assert len({tuple(v) for v in got.values()}) == 1 and got[(True, True)] == [0, 0, 0, 1, 1, 1]
     assert sessions_of([{"chat_id": "c"}, {"chat_id": "c"}, {"chat_id": "d"}], day)[1] == 2  # no timestamps: one per chat
+
+
+def test_a_verbatim_match_comes_first_whatever_the_signals_say():
+    from layered_memory.retrieval.analyzer import text_key
+
+    query = "Thanks, Gina!  Sounds familiar."
+    def cases():
+        return [cand("next", sparse=9.0, sr=0, dense=0.9, dr=0, author="Gina", chat_id="c", message_id="n", prev="t", seq=2),
+                cand("target", sparse=8.0, sr=1, dense=0.8, dr=1, author="Jon", chat_id="c", message_id="t", seq=1,
+                     text_key=text_key("thanks, gina! sounds familiar.")), ]
+    assert ranked(stage(fusion="zscore", speaker_weight=0.7, neighbour_weight=0.3), query, cases())[0] == "target"
+    assert ranked(stage(fusion="zscore", speaker_weight=0.7, exact_first=False), query, cases())[0] == "next"

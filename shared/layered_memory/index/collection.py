@@ -25,7 +25,7 @@ from ..errors import CapabilityError
 from ..providers.base import Embedder
 from ..retrieval.analyzer import Analyzer
 from ..retrieval.bm25 import BM25Encoder, BM25Scorer
-from ..retrieval.rerank import SIGNAL_KEYS, SecondStage, has_signals
+from ..retrieval.rerank import SIGNAL_KEYS, SecondStage, has_signals, verbatim
 from ..stores.base import IndexHit, IndexQuery, SparseVector, VectorIndex, VectorPoint
 from .filters import FilterSpec
 
@@ -180,7 +180,7 @@ class IndexedCollection:
         limit = max(k, depth or k)
         context = vectors != "text"
         client_side = signals and (context or s.fusion != "rrf" or has_signals(s))
-        if (route_used == "hybrid" and client_side) or (route_used == "dense" and context):  # a side may be empty
+        if (route_used == "hybrid" and client_side) or (signals and route_used != "hybrid"):  # a side may be empty
             hits = self._second_stage(text, dense, sparse, spec, limit, now=now, vectors=vectors)
             timings["retrieve"] = round((time.perf_counter() - t0) * 1000, 3)
             return Found(hits, route_used, reason, timings)
@@ -213,8 +213,11 @@ class IndexedCollection:
             requests.append(("sparse", IndexQuery(sparse=sparse, filter=flt, limit=depth, prefetch_limit=depth, payload=keys)))
         got = dict(zip((name for name, _ in requests), self.index.query_batch(self.name, [q for _, q in requests])))  # type: ignore[union-attr]
         dense_side = dense_of(got.get("dense"), got.get("context"), vectors, depth)
-        if sparse is None:  # the dense route: the merged list is the ranking
-            ranked = [(h.id, h.score) for h in (dense_side or [])[:limit]]
+        if dense is None or sparse is None:  # one route: its own ranking, a verbatim match first
+            side = dense_side if sparse is None else got.get("sparse", [])
+            first = verbatim(text, [h.payload for h in side or []]) if s.exact_first else None
+            order = sorted(range(len(side or [])), key=lambda i: (not first[i], i)) if first is not None else range(len(side or []))
+            ranked = [(side[i].id, side[i].score) for i in list(order)[:limit]]  # type: ignore[index]
         else:
             sides = [(side, hits) for side, hits in (("dense", dense_side), ("sparse", got.get("sparse"))) if hits is not None]
             ranked = SecondStage(s, self.analyzer).rank_sides(text, sides, k=limit, now=now)

@@ -52,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from .analyzer import Analyzer
+from .analyzer import Analyzer, text_key
 from .confidence import Confidence, estimate
 from .learned import FEATURES, score as learned_score
 from .timeexpr import TimeWindow, resolve_time
@@ -62,7 +62,7 @@ __all__ = ["Candidate", "SecondStage", "FUSIONS", "RERANKERS", "SIGNAL_KEYS", "S
 FUSIONS = ("rrf", "zscore", "dbsf", "adaptive", "confidence")
 RERANKERS = ("rules", "learned", "off")
 SIDES = ("dense", "sparse")
-SIGNAL_KEYS = ("author", "chat_id", "message_id", "prev", "seq", "timestamp")  # payload keys the signals read (phrase: + "text")
+SIGNAL_KEYS = ("author", "chat_id", "message_id", "prev", "seq", "text_key", "timestamp")  # payload keys the signals read (phrase: + "text")
 SIGNAL_WEIGHTS = ("neighbour_weight", "session_weight", "speaker_weight", "phrase_weight", "time_weight")
 
 
@@ -154,6 +154,12 @@ def sessions_of(payloads: Sequence[dict[str, Any]], gap_seconds: float) -> tuple
             out[i] = n - 1
             last = t
     return out, n
+
+
+def verbatim(query: str, payloads: Sequence[dict[str, Any]]) -> np.ndarray:
+    """Which candidates are the query verbatim, up to case and whitespace (their ``text_key``)."""
+    key = text_key(query)
+    return np.array([p.get("text_key") == key for p in payloads], dtype=bool)
 
 
 def _minmax(x: np.ndarray) -> np.ndarray:
@@ -294,7 +300,8 @@ class SecondStage:
             final = base.copy()
             for name, v in sig.items():
                 final += getattr(self.s, f"{name}_weight") * v
-        return np.lexsort((-seq, -base, -final))[:k], final, base, sig
+        exact = verbatim(query, payloads) if self.s.exact_first else np.zeros(len(payloads), dtype=bool)
+        return np.lexsort((-seq, -base, -final, ~exact))[:k], final, base, sig
 
     def _inputs(self, query: str, payloads: list[dict[str, Any]], scores: np.ndarray, ranks: np.ndarray,
                 now: datetime | None) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], np.ndarray]:
