@@ -492,7 +492,7 @@ def _locomo_grid() -> list[tuple[str, str, dict]]:
     return out
 
 
-PICKED = {**OFF, **SIGNALS, "neighbour_weight": 0.3, "session_weight": 0.15, "fusion": "confidence", "fusion_dense_weight": 1.5,
+PICKED = {**OFF, **SIGNALS, "neighbour_weight": 0.3, "session_weight": 0.0, "fusion": "confidence", "fusion_dense_weight": 1.5,
           "confidence_power": 0.5, "confidence_margin": 0.0, "confidence_disagreement": 1.0, "confidence_rare": 0.3, "confidence_length": 0.0}
 GRIDS["picked"] = [("picked (the defaults)", "hybrid", PICKED)]
 GRIDS["check"] = [("bm25", "bm25", {}), ("dense (mean)", "dense", {}), ("dense ctx (previous)", "dense", {"dense": "ctx"}),

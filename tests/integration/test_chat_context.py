@@ -1,0 +1,63 @@
+"""The turn indexed beside a message is the previous turn of its chat, whoever wrote it: a reply is
+indexed beside the question it answers, also when each speaker writes under their own user_id; never a
+turn of another chat, nor one older than ``session_gap_hours``; and a deleted turn's words leave the
+next turn's context (on every index path: inline, the background writer, the doctor's repair)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from layered_memory import LayeredMemory, LayeredMemorySettings
+from layered_memory.indexing import message_point_id
+from layered_memory.models import MessageRef
+from layered_memory.testing import HashEmbedder
+
+T0 = datetime(2024, 5, 6, 9, tzinfo=timezone.utc)
+
+
+def msg(mid: str, chat: str, user: str, text: str, minutes: float) -> dict:
+    return {"message_id": mid, "chat_id": chat, "user_id": user, "user_name": user.title(), "content": text,
+            "create_time": T0 + timedelta(minutes=minutes)}
+
+
+def point(mem: LayeredMemory, chat: str, mid: str):
+    return mem.index.retrieve("lm_messages", [message_point_id("default", MessageRef(chat, mid))], with_vectors=True)[0]
+
+
+@pytest.mark.parametrize("index_mode", ["background", "sync"])
+def test_a_reply_is_indexed_beside_the_question_of_another_user(tmp_path, index_mode):
+    emb = HashEmbedder()
+    settings = LayeredMemorySettings(index_mode=index_mode)
+    with LayeredMemory.embedded(tmp_path, embedder=emb, settings=settings) as mem:
+        mem.add_messages([
+            msg("q", "group", "alice", "What are you bringing to the picnic?", 0),
+            msg("x", "other", "carol", "Unrelated words in another chat", 0.5),
+            msg("a", "group", "bob", "Lemonade and sandwiches", 1),
+            msg("late", "group", "alice", "Morning all", 60 * 24),  # the next day: no turn before it
+        ])
+        assert mem.flush(60)
+        ix = mem._core.indexer
+        reply, late = point(mem, "group", "a"), point(mem, "group", "late")
+        assert reply.payload["prev"] == "q"  # alice's question, not carol's turn in the other chat
+        assert reply.context == pytest.approx(emb.embed_documents(["Alice: What are you bringing to the picnic?\nBob: Lemonade and sandwiches"])[0], abs=1e-6)
+        assert reply.dense == pytest.approx(emb.embed_documents(["Bob: Lemonade and sandwiches"])[0], abs=1e-6)
+        assert "prev" not in late.payload and late.context is None
+        assert ix.indexed_texts(mem.get_messages([MessageRef("group", "late")])[0], None) == ("Alice: Morning all", None)
+        # an unfiltered search for the question's words finds bob's reply too (by its context)
+        assert {h.id for h in mem.search("picnic bringing", route="bm25").hits} == {"q", "a"}
+
+
+def test_deleting_a_turn_takes_its_words_out_of_the_next_turns_context(tmp_path):
+    emb = HashEmbedder()
+    with LayeredMemory.embedded(tmp_path, embedder=emb, settings=LayeredMemorySettings()) as mem:
+        mem.add_messages([msg("q", "group", "alice", "my secret zebracanary plan", 0), msg("a", "group", "bob", "sounds good", 1)])
+        assert mem.flush(60)
+        assert {h.id for h in mem.search("zebracanary", route="bm25").hits} == {"q", "a"}
+        assert mem.clear_session("alice", "group") == 1
+        assert mem.search("zebracanary", route="bm25").hits == []
+        left = point(mem, "group", "a")
+        assert "prev" not in left.payload and left.context is None
+        assert left.dense == pytest.approx(emb.embed_documents(["Bob: sounds good"])[0], abs=1e-6)
+        assert [h.id for h in mem.search("sounds good").hits] == ["a"] and mem.doctor()["ok"]
