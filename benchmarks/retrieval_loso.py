@@ -495,6 +495,11 @@ def _locomo_grid() -> list[tuple[str, str, dict]]:
 PICKED = {**OFF, **SIGNALS, "neighbour_weight": 0.3, "session_weight": 0.0, "fusion": "confidence", "fusion_dense_weight": 1.5,
           "confidence_power": 0.5, "confidence_margin": 0.0, "confidence_disagreement": 1.0, "confidence_rare": 0.3, "confidence_length": 0.0}
 GRIDS["picked"] = [("picked (the defaults)", "hybrid", PICKED)]
+GRIDS["ablate"] = [("picked", "hybrid", PICKED)] + [(f"picked, {k}=0", "hybrid", {**PICKED, k: 0.0}) for k in ("neighbour_weight", "speaker_weight", "time_weight")] + [
+    ("picked, confidence_rare=0", "hybrid", {**PICKED, "confidence_rare": 0.0}), ("picked, disagreement=0", "hybrid", {**PICKED, "confidence_disagreement": 0.0}),
+    ("picked, zscore", "hybrid", {**PICKED, "fusion": "zscore"}), ("picked, reranker=off", "hybrid", {**PICKED, "reranker": "off"}),
+    ("picked, prefetch 80", "hybrid", {**PICKED, "prefetch_limit": 80}), ("picked, prefetch 30", "hybrid", {**PICKED, "prefetch_limit": 30}),
+    ("picked, confidence_top=3", "hybrid", {**PICKED, "confidence_top": 3})]
 GRIDS["check"] = [("bm25", "bm25", {}), ("dense (mean)", "dense", {}), ("dense ctx (previous)", "dense", {"dense": "ctx"}),
                   ("plain rrf k=60 (seed 003)", "hybrid", {**OFF, "rrf_k": 60, "dense_weight": 1.0}),
                   ("previous release's defaults", "hybrid", {**TODAY, **SIGNALS, "fusion": "adaptive", "fusion_dense_weight": 1.0,

@@ -61,3 +61,19 @@ def test_deleting_a_turn_takes_its_words_out_of_the_next_turns_context(tmp_path)
         assert "prev" not in left.payload and left.context is None
         assert left.dense == pytest.approx(emb.embed_documents(["Bob: sounds good"])[0], abs=1e-6)
         assert [h.id for h in mem.search("sounds good").hits] == ["a"] and mem.doctor()["ok"]
+
+
+def test_a_turn_searched_verbatim_comes_first_even_when_it_names_the_next_speaker(tmp_path):
+    """The speaker signal lifts Gina's turns when a query names her; a turn that is the query verbatim
+    still leads, on every route, whatever order the scores would give."""
+    turns = [("Gina", "I love that quote, it keeps me going."), ("Jon", "Ha, ha! Thanks, Gina. Sounds familiar, who do those words belong to?"),
+             ("Gina", "It's Shia Labeouf!")]
+    with LayeredMemory.embedded(tmp_path, embedder=HashEmbedder(), settings=LayeredMemorySettings()) as mem:
+        mem.add_messages([{"message_id": f"m{i}", "chat_id": "c", "user_id": "u", "user_name": who, "content": text,
+                           "create_time": T0 + timedelta(minutes=i)} for i, (who, text) in enumerate(turns)])
+        assert mem.flush(60)
+        query = "ha, ha!  Thanks, Gina. Sounds familiar, who do those words belong to?"  # case and spaces differ
+        for route in ("hybrid", "dense", "bm25"):
+            assert mem.search(query, route=route, k=3).hits[0].id == "m1", route
+        mem.settings.retrieval.exact_first = False
+        assert mem.search(query, k=3).hits[0].id == "m2"  # what the signals alone would give

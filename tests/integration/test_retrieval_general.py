@@ -42,6 +42,8 @@ SELF_FIND = [
     ("Boris", "当然可以！"),
     ("Anna", "The reservation API returned 429 Too Many Requests при повторной попытке, see logs at /var/log/booking/api.log"),  # code-mixed
     ("Boris", "Retry with backoff, 2 секунды."),
+    ("Vera", "Thanks, Boris, see you on Friday at the station then!"),  # names the next speaker: the speaker signal lifts his turns
+    ("Boris", "See you Friday at the station!"),
 ]
 
 

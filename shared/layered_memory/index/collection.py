@@ -214,10 +214,13 @@ class IndexedCollection:
         got = dict(zip((name for name, _ in requests), self.index.query_batch(self.name, [q for _, q in requests])))  # type: ignore[union-attr]
         dense_side = dense_of(got.get("dense"), got.get("context"), vectors, depth)
         if dense is None or sparse is None:  # one route: its own ranking, a verbatim match first
-            side = dense_side if sparse is None else got.get("sparse", [])
-            first = verbatim(text, [h.payload for h in side or []]) if s.exact_first else None
-            order = sorted(range(len(side or [])), key=lambda i: (not first[i], i)) if first is not None else range(len(side or []))
-            ranked = [(side[i].id, side[i].score) for i in list(order)[:limit]]  # type: ignore[index]
+            side = list(dense_side if sparse is None else got.get("sparse", [])) or []
+            ranked = [(h.id, h.score) for h in side]
+            if s.exact_first and side:  # a verbatim match scores just above the best hit
+                top = max(sc for _, sc in ranked) + 1e-3
+                first = verbatim(text, [h.payload for h in side])
+                ranked = sorted(((key, top if ex else sc) for (key, sc), ex in zip(ranked, first)), key=lambda r: -r[1])
+            ranked = ranked[:limit]
         else:
             sides = [(side, hits) for side, hits in (("dense", dense_side), ("sparse", got.get("sparse"))) if hits is not None]
             ranked = SecondStage(s, self.analyzer).rank_sides(text, sides, k=limit, now=now)

@@ -300,8 +300,11 @@ class SecondStage:
             final = base.copy()
             for name, v in sig.items():
                 final += getattr(self.s, f"{name}_weight") * v
-        exact = verbatim(query, payloads) if self.s.exact_first else np.zeros(len(payloads), dtype=bool)
-        return np.lexsort((-seq, -base, -final, ~exact))[:k], final, base, sig
+        if self.s.exact_first:  # a verbatim match scores above every other candidate
+            exact = verbatim(query, payloads)
+            if exact.any():
+                final = np.where(exact, final + (final.max() - final.min()) + 1.0, final)
+        return np.lexsort((-seq, -base, -final))[:k], final, base, sig
 
     def _inputs(self, query: str, payloads: list[dict[str, Any]], scores: np.ndarray, ranks: np.ndarray,
                 now: datetime | None) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], np.ndarray]:
