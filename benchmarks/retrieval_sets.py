@@ -183,6 +183,34 @@ def query_embedding_ms(samples: int = 20) -> float:
     return pct(lat, 50)
 
 
+WRITES = """
+import sys, json
+sys.path.insert(0, {bench!r})
+from engine_writer import steady
+from layered_memory.providers.local import default_embedder
+emb = default_embedder(); emb.embed_documents(["warm up"])
+rows = [steady("embedded", emb, {rate}, {n}, "background", None, sync) for sync in ("FULL", "NORMAL")]
+print(json.dumps(rows))
+"""
+
+
+def write_path(n: int, rate: float, trees: list[tuple[str, str]]) -> list[list[object]]:
+    """``add_message`` P50/P95 with the default embedder loaded (background writer), single adds at ``rate``/s,
+    for each (label, source tree) in turn, each in its own process (``benchmarks/engine_writer.steady``)."""
+    import json
+    import os
+    import subprocess
+
+    rows = []
+    for label, tree in trees:
+        env = {**os.environ, "PYTHONPATH": f"{tree}/shared:{tree}"}
+        code = WRITES.format(bench=str(Path(__file__).parent), rate=rate, n=n)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+        for r in json.loads(out.strip().splitlines()[-1]):
+            rows.append([label, r[0], r[4], r[5], r[6], r[7]])
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--locomo", help="LoCoMo's locomo10.json")
@@ -191,11 +219,20 @@ def main() -> None:
     ap.add_argument("--cache", default=CACHE)
     ap.add_argument("--no-framings", action="store_true", help="LoCoMo in the first framing only")
     ap.add_argument("--self-find", type=int, default=100, help="turns per set searched by their own text (0: skip)")
+    ap.add_argument("--writes", type=int, default=0, help="single add_message calls at 20/s for the write-path rows (0: skip)")
+    ap.add_argument("--baseline-tree", help="a checkout of the previous release (e.g. /work/main): its write path measured beside this one")
+    ap.add_argument("--only-writes", action="store_true")
     args = ap.parse_args()
     from retrieval_general import load_set
 
-    emb = CachedEmbedder("e5", args.cache)
     t_start = time.perf_counter()
+    if args.writes:
+        trees = [("this tree", str(Path(__file__).resolve().parent.parent))] + ([("baseline " + args.baseline_tree, args.baseline_tree)] if args.baseline_tree else [])
+        print(f"\n### add_message with the default embedder loaded (background writer), {args.writes} single adds at 20/s\n")
+        print(table(["tree", "store", "add P50 ms", "add P95 ms", "index lag P50 s", "lag P95 s"], write_path(args.writes, 20.0, trees)))
+        if args.only_writes:
+            return
+    emb = CachedEmbedder("e5", args.cache)
     sets = [load_set(p) for p in args.set]
     for data in sets:
         n_turns = sum(len(s["turns"]) for c in data["conversations"] for s in c["sessions"])
