@@ -2,6 +2,7 @@
 
     python benchmarks/summaries.py --locomo /work/cache/locomo10.json                # USE embedder
     python benchmarks/summaries.py --locomo /work/cache/locomo10.json --embedder none --limit 50
+    python benchmarks/summaries.py --pairs --locomo /work/cache/locomo10.json --embedder none    # same-chat pairs (summary_pairs.py)
 
 LoCoMo (snap-research/LoCoMo, ``data/locomo10.json``: keep it outside the repo) ships a human-written
 ``session_summary`` for each of its 272 sessions. Per session, four summaries of the session's turns:
@@ -32,7 +33,7 @@ import random
 import re
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +41,7 @@ import Stemmer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import table  # noqa: E402
+from summary_sets import locomo_time  # noqa: E402
 
 from layered_memory.evaluation import SummaryEvaluator, split_sentences  # noqa: E402
 from layered_memory.models import Message  # noqa: E402
@@ -94,15 +96,15 @@ def pearson(a: list[float], b: list[float]) -> float | str:
 def sessions(path: str) -> list[tuple[str, list[Message], str, str]]:
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     out = []
-    t0 = datetime(2023, 1, 1, tzinfo=timezone.utc)
     for conv in data:
         c = conv["conversation"]
         for key, ref in conv["session_summary"].items():
             n = key.removesuffix("_summary")
             turns = c.get(n) or []
+            t0 = locomo_time(c[f"{n}_date_time"])  # the session's date: the reference summaries open with it
             msgs = [Message.build({"message_id": t["dia_id"], "chat_id": conv["sample_id"], "user_id": t["speaker"].lower(),
-                                   "user_name": t["speaker"], "content": t["text"], "create_time": t0})
-                    for t in turns if t.get("text")]
+                                   "user_name": t["speaker"], "content": t["text"], "create_time": t0 + timedelta(minutes=i)})
+                    for i, t in enumerate(turns) if t.get("text")]
             facts = (conv.get("observation") or {}).get(f"{n}_observation") or {}
             scripted = " ".join(f[0].strip() for per in facts.values() for f in per if f and f[0].strip())
             if msgs and ref:
@@ -132,7 +134,14 @@ def main() -> None:
     ap.add_argument("--locomo", default="/work/cache/locomo10.json", help="path to locomo10.json (read in place)")
     ap.add_argument("--embedder", default="use", choices=["use", "e5", "none"])
     ap.add_argument("--limit", type=int, default=0, help="first N sessions only (0: all 272)")
+    ap.add_argument("--pairs", action="store_true", help="same-chat / off-topic pairs on six sets, leave-one-set-out (summary_pairs.py)")
+    ap.add_argument("--conversations", type=int, default=0, help="with --pairs: first N conversations of each set (0: all)")
     args = ap.parse_args()
+    if args.pairs:
+        from summary_pairs import run
+
+        run(args.locomo, make_embedder(args.embedder), args.conversations)
+        return
     analyzer = Analyzer()
     embedder = make_embedder(args.embedder)
     if embedder is not None:

@@ -43,13 +43,15 @@ async def run(path: str, embedder: str) -> None:
         ])
         mem.create_task("ann", "Renew passport", due="2026-06-01T00:00:00Z")
 
+        # tool calls and results stay in the run; the memory keeps the questions and answers (save_tool_messages=False)
+        memory = LayeredChatMemory.from_defaults(mem, user_id="ann", session_id="agent:1")
         agent = FunctionAgent(
-            tools=LayeredMemoryToolSpec(mem, user_id="ann").to_tool_list(),  # the agent can only see Ann's memory
+            # the agent can only see Ann's memory; session_id: the searches leave out this conversation's
+            # window (the memory shows it already), so the question being answered is not its own first hit
+            tools=LayeredMemoryToolSpec(mem, user_id="ann", session_id="agent:1").to_tool_list(),
             llm=MockFunctionCallingLLM(response_generator=scripted_llm),
             system_prompt="You help Ann with her plans.",
         )
-        # tool calls and results stay in the run; the memory keeps the questions and answers (save_tool_messages=False)
-        memory = LayeredChatMemory.from_defaults(mem, user_id="ann", session_id="agent:1")
         for question in ["When does my passport expire?", "Which tasks are open?"]:
             print(f"user>  {question}")
             print(f"agent> {await agent.run(user_msg=question, memory=memory)}\n")

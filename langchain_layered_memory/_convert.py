@@ -30,6 +30,7 @@ from langchain_core.messages import (
     HumanMessage,
     SystemMessage,
     ToolMessage,
+    message_chunk_to_message,
 )
 
 from layered_memory import ContextMessage, Message
@@ -93,7 +94,8 @@ def _first(msg: BaseMessage, *names: str) -> Any:
 
 
 def to_record(msg: BaseMessage, *, user_id: str | None, session_id: str, chat_id: str | None = None) -> dict[str, Any]:
-    """An ``add_messages`` record for one LangChain message."""
+    """An ``add_messages`` record for one LangChain message (a streamed chunk is stored as its message)."""
+    msg = message_chunk_to_message(msg)  # AIMessageChunk -> AIMessage: what a streamed chain's output is
     message_id, original_id = safe_id(msg.id)
     text = text_of(msg.content)
     lc: dict[str, Any] = {"type": msg.type}
@@ -141,6 +143,12 @@ def to_record(msg: BaseMessage, *, user_id: str | None, session_id: str, chat_id
     if created is not None:
         record["create_time"] = created
     return record
+
+
+def personal_kind(records: Sequence[Mapping[str, Any]], session_id: str) -> str | None:
+    """``"personal"`` when every record's chat is the session itself (no chat given): a session keyed by
+    user, so another user's session of the same name is another conversation (``mem.chats``)."""
+    return "personal" if records and all(r.get("chat_id") == session_id for r in records) else None
 
 
 def engine_view(m: Message) -> dict[str, Any]:

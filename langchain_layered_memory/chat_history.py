@@ -23,7 +23,7 @@ from langchain_core.messages import BaseMessage
 
 from layered_memory import LayeredMemory
 
-from ._convert import context_refs, context_to_messages, text_of, to_message, to_record
+from ._convert import context_refs, context_to_messages, personal_kind, safe_id, text_of, to_message, to_record
 
 Mode = Literal["messages", "context"]
 MODES = ("messages", "context")
@@ -130,20 +130,60 @@ class LayeredChatMessageHistory(BaseChatMessageHistory):
         # output): a message without an id gets a generated one on the stored record only.
         return [to_record(m, user_id=self.user_id, session_id=self.session_id, chat_id=self.chat_id) for m in messages]
 
+    def check_messages(self, messages: Sequence[BaseMessage]) -> None:
+        """Raise the error ``add_messages`` would raise for ``messages`` (e.g. a text over
+        ``max_content_chars``), writing nothing: ``with_layered_memory`` calls it before the model."""
+        self.memory.check_messages(self._records(messages))
+
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
-        """Store messages atomically (all or none); a message whose id is already stored is skipped.
+        """Store messages atomically (all or none); a message whose id is already stored is skipped
+        (its stored copy is kept, whatever the new content: to change it, use ``edit_message``).
 
         ``messages`` are left as they are; the stored copies of messages without an id get a
         generated one (``messages`` reads them back with it), so adding such a message twice stores it
         twice, as ``InMemoryChatMessageHistory`` does."""
         records = self._records(messages)
         if records:
-            self.memory.add_messages(records)
+            self.memory.add_messages(records, chat_kind=self._kind(records))
 
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
         records = self._records(messages)
         if records:
-            await self.memory.aadd_messages(records)
+            await self.memory.aadd_messages(records, chat_kind=self._kind(records))
+
+    def _kind(self, records: Sequence[dict[str, Any]]) -> str | None:
+        """Without a ``chat_id`` the session is this user's own (``personal``); with one, a chat others may share."""
+        return personal_kind(records, self.session_id) if self.chat_id is None else None
+
+    # -- a platform's edit or delete of one stored message (``mem.edit_message`` / ``mem.delete_message``) ----
+    def _edit_args(self, message: BaseMessage) -> tuple[str, str, dict[str, Any]]:
+        if not message.id:
+            raise ValueError("message.id=None: an edit names the stored message by its id; pass the edited message with the id it was stored with")
+        rec = self._records([message])[0]
+        return rec["chat_id"], rec["message_id"], {"content": rec["content"], "metadata": rec["metadata"]}
+
+    def _ref(self, message_id: str) -> tuple[str, str]:
+        if not isinstance(message_id, str) or not message_id:
+            raise ValueError(f"message_id={message_id!r}: a delete names the stored message by its LangChain id; pass message.id")
+        return self.chat_id or self.session_id, safe_id(message_id)[0]  # the id as to_record stored it
+
+    def edit_message(self, message: BaseMessage) -> BaseMessage:
+        """Replace the stored copy of ``message`` (found by its ``id``) with its new content, as a platform's
+        edit does: re-indexed, and the summaries and facts that quoted the old text marked stale. Returns the
+        stored message. Raises ``NotFoundError`` when no message with that id is stored in this session's chat."""
+        chat_id, message_id, fields = self._edit_args(message)
+        return to_message(self.memory.edit_message(chat_id, message_id, **fields))
+
+    async def aedit_message(self, message: BaseMessage) -> BaseMessage:
+        chat_id, message_id, fields = self._edit_args(message)
+        return to_message(await self.memory.aedit_message(chat_id, message_id, **fields))
+
+    def delete_message(self, message_id: str) -> bool:
+        """Delete one stored message of this session's chat by its LangChain ``id`` (False when none is stored)."""
+        return self.memory.delete_message(*self._ref(message_id))
+
+    async def adelete_message(self, message_id: str) -> bool:
+        return await self.memory.adelete_message(*self._ref(message_id))
 
     def clear(self) -> None:
         """Delete this session's messages (and its summary) from the engine."""

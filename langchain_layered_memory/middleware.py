@@ -28,7 +28,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from layered_memory import LayeredMemory
 
-from ._convert import context_refs, context_to_messages, drop_orphans, text_of, to_record
+from ._convert import context_refs, context_to_messages, drop_orphans, personal_kind, text_of, to_record
 
 
 def _pick(source: Any, name: str) -> str | None:
@@ -181,7 +181,7 @@ class LayeredMemoryMiddleware(AgentMiddleware):
             mem, user, session = self._scope(runtime)
             records = self._records(state, user, session)
             if records:
-                mem.add_messages(records)
+                mem.add_messages(records, chat_kind=personal_kind(records, session))
         return None
 
     async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
@@ -189,5 +189,5 @@ class LayeredMemoryMiddleware(AgentMiddleware):
             mem, user, session = self._scope(runtime)
             records = self._records(state, user, session)
             if records:
-                await mem.aadd_messages(records)
+                await mem.aadd_messages(records, chat_kind=personal_kind(records, session))
         return None

@@ -15,6 +15,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, field_validator
 
 from layered_memory import LayeredMemory, SearchResult
+from layered_memory import tools as shared_tools
 from layered_memory.errors import InvalidInputError
 from layered_memory.index import check_user_id
 
@@ -31,7 +32,7 @@ class LayeredMemoryRetriever(BaseRetriever):
     """Hybrid (BM25 + dense, RRF), ``bm25`` or ``dense`` search over the stored messages.
 
     Args:
-        memory: the engine (or a tenant handle); positional or ``memory=``, as for LlamaIndex's
+        memory: the engine (or a tenant handle); positional, ``memory=`` or ``mem=``, as for LlamaIndex's
             ``LayeredMemoryRetriever``.
         user_id: when set, only this user's messages are searched (``memory.for_user``).
         k: hits per query (1..100); ``invoke(q, k=3)`` overrides it for one call.
@@ -49,12 +50,7 @@ class LayeredMemoryRetriever(BaseRetriever):
     filters: dict[str, Any] = Field(default_factory=dict)
 
     def __init__(self, memory: LayeredMemory | None = None, /, **data: Any) -> None:
-        if memory is not None:
-            if "memory" in data and data["memory"] is not memory:
-                raise TypeError("LayeredMemoryRetriever: pass the engine once, positionally or as memory=")
-            data["memory"] = memory
-        elif "mem" in data:  # LlamaIndex's spelling
-            data["memory"] = data.pop("mem")
+        data["memory"] = shared_tools.engine_argument("LayeredMemoryRetriever", memory, data.pop("memory", None), data.pop("mem", None))
         super().__init__(**data)
 
     @field_validator("user_id")

@@ -11,7 +11,14 @@ hybrid BM25 + dense (RRF), with the engine's embedder (the ``embedding`` a ``Vec
 usually given is the engine's: ``LayeredMemory.embedded(path, embedder=OpenAIEmbeddings())``).
 Re-adding an id with the same text and metadata does nothing; a changed one replaces it. The same
 documents are found by ``mem.documents.vector_rag(filters={"collection": ...})`` and the agents'
-``vector_rag`` tool. ``filter`` is a dict of metadata key -> value (or a list of values).
+``vector_rag`` tool. ``filter`` is a dict of metadata key -> value (or a list of values: any of them);
+a list-valued metadata field matches when it holds the value. ``k`` (and ``fetch_k``) is 1 to 100.
+
+``similarity_search_by_vector`` and ``max_marginal_relevance_search`` (and their async twins,
+``search_type="mmr"``) work on the engine's own vectors, as LangChain's ``InMemoryVectorStore`` does:
+the vector must come from the engine's embedder (``store.embeddings`` when it is a LangChain
+``Embeddings``); scores there are cosine similarities. Differences from ``InMemoryVectorStore``:
+docs/vector-stores.md.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from typing import Any
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_core.vectorstores import VectorStore
+from langchain_core.vectorstores.utils import maximal_marginal_relevance
 
 from layered_memory import LayeredMemory
 from layered_memory import tools as shared
@@ -46,8 +54,11 @@ class LayeredMemoryVectorStore(VectorStore):
 
     @property
     def embeddings(self) -> Embeddings | None:
+        """The LangChain ``Embeddings`` the engine embeds with (None when it was given another kind)."""
         emb = self.memory.embedder  # type: ignore[union-attr]
-        inner = getattr(emb, "inner", None) or getattr(emb, "_inner", None)
+        if isinstance(emb, Embeddings):
+            return emb
+        inner = getattr(emb, "wrapped", None)  # as_embedder keeps the framework object there
         return inner if isinstance(inner, Embeddings) else None
 
     # -- writes ---------------------------------------------------------------------------------------
@@ -60,6 +71,9 @@ class LayeredMemoryVectorStore(VectorStore):
 
     def add_texts(self, texts: Iterable[str], metadatas: list[dict] | None = None, *, ids: list[str] | None = None, **kwargs: Any) -> list[str]:
         texts = list(texts)
+        if metadatas is not None and len(metadatas) != len(texts):
+            raise ValueError(f"metadatas: {len(metadatas)} metadatas for {len(texts)} texts; pass one metadata dict per text "
+                             "(or none at all)")
         docs = [Document(page_content=t, metadata=(metadatas[i] if metadatas else {}) or {}) for i, t in enumerate(texts)]
         return self.add_documents(docs, ids=ids)
 
@@ -77,6 +91,46 @@ class LayeredMemoryVectorStore(VectorStore):
 
     def similarity_search(self, query: str, k: int = 4, filter: dict[str, Any] | None = None, **kwargs: Any) -> list[Document]:
         return [d for d, _ in self.similarity_search_with_score(query, k=k, filter=filter)]
+
+    def similarity_search_with_score_by_vector(
+        self, embedding: list[float], k: int = 4, filter: dict[str, Any] | None = None, **kwargs: Any,
+    ) -> list[tuple[Document, float]]:
+        """The ``k`` documents nearest to ``embedding`` (from the engine's embedder), with cosine similarity."""
+        return [(Document(id=i, page_content=t, metadata=m), s)
+                for i, t, m, s, _ in self._texts.search_by_vector(embedding, k=k, where=filter)]
+
+    def similarity_search_by_vector(self, embedding: list[float], k: int = 4, filter: dict[str, Any] | None = None, **kwargs: Any) -> list[Document]:
+        return [d for d, _ in self.similarity_search_with_score_by_vector(embedding, k=k, filter=filter)]
+
+    def max_marginal_relevance_search_by_vector(
+        self, embedding: list[float], k: int = 4, fetch_k: int = 20, lambda_mult: float = 0.5, *,
+        filter: dict[str, Any] | None = None, **kwargs: Any,
+    ) -> list[Document]:
+        """``fetch_k`` nearest documents, of which ``k`` chosen by maximal marginal relevance (LangChain's
+        ``maximal_marginal_relevance`` over the engine's stored vectors, as ``InMemoryVectorStore``)."""
+        import numpy as np  # langchain-core's MMR takes numpy arrays (as InMemoryVectorStore)
+
+        from layered_memory.documents.results import check_k
+
+        check_k(k, 4)  # the same 1..100 rule as every other search
+        hits = self._texts.search_by_vector(embedding, k=fetch_k, where=filter, k_name="fetch_k")
+        chosen = maximal_marginal_relevance(np.array(embedding, dtype=np.float32), [v for *_, v in hits], k=k, lambda_mult=lambda_mult)
+        return [Document(id=hits[i][0], page_content=hits[i][1], metadata=hits[i][2]) for i in chosen]
+
+    def max_marginal_relevance_search(
+        self, query: str, k: int = 4, fetch_k: int = 20, lambda_mult: float = 0.5, **kwargs: Any,
+    ) -> list[Document]:
+        return self.max_marginal_relevance_search_by_vector(self._embed_query(query), k, fetch_k, lambda_mult, **kwargs)
+
+    def _embed_query(self, query: str) -> list[float]:
+        from layered_memory.documents.results import check_query
+        from layered_memory.errors import CapabilityError
+
+        emb = self.memory.embedder  # type: ignore[union-attr]
+        if emb is None:
+            raise CapabilityError("max_marginal_relevance_search needs the engine's embedder; open the engine with one "
+                                  "(LayeredMemory.embedded(path, embedder=...)) or use similarity_search")
+        return emb.embed_query(check_query(query))
 
     def _select_relevance_score_fn(self) -> Any:
         return lambda score: score  # RRF scores: higher is better, already in [0, 1]

@@ -33,6 +33,7 @@ ROLE_TO_ENGINE = {
 }
 ORIGINAL_KEY = "llamaindex_message"
 SOURCE = "llamaindex"
+PERSONAL = "personal"  # the chat kind of a session keyed by user: another user's session of the same name stays theirs
 # keys LlamaIndex's Memory adds to additional_kwargs on its way to the blocks; not part of the message
 TRANSIENT_KWARGS = ("session_id",)
 

@@ -23,7 +23,7 @@ from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.memory.memory import BaseMemoryBlock
 
-from ._convert import engine_role, message_text, to_engine
+from ._convert import PERSONAL, engine_role, message_text, to_engine
 from ._registry import Restorable, attach
 
 EARLIER_HEADER = "Earlier in this conversation:"
@@ -97,7 +97,7 @@ class LayeredMemoryBlock(Restorable, BaseMemoryBlock[str]):
                 rows = to_engine(msgs, user_id=self.user_id, session_id=sid, start=start)
                 self._counts[sid] = start + len(rows)
             if rows:
-                await self._mem.aadd_messages(rows)
+                await self._mem.aadd_messages(rows, chat_kind=PERSONAL)
 
     async def atruncate(self, content: str, tokens_to_truncate: int) -> str | None:
         """Drop lines from the end (conversation memory, then relevant memory, then the oldest

@@ -31,7 +31,7 @@ from llama_index.core.llms.llm import LLM
 from llama_index.core.memory.types import BaseMemory
 from llama_index.core.utils import get_tokenizer
 
-from ._convert import context_to_chat, from_engine, to_engine, without_tools
+from ._convert import PERSONAL, context_to_chat, from_engine, to_engine, without_tools
 from ._registry import Restorable, attach, bind_user
 from ._window import buffer_counter, pack
 
@@ -41,6 +41,7 @@ DEFAULT_TOKEN_LIMIT = 3000
 DEFAULT_SESSION_ID = "chat_history"  # ChatMemoryBuffer's default chat_store_key
 CONTEXT_WINDOW_RATIO = 0.75  # as ChatMemoryBuffer: 3/4 of the LLM's context window
 _UNBOUNDED = 10**9  # the engine returns every block; the adapter fits them with the buffer's count
+MAX_TAIL_DELETES = 50  # set(): a changed stored tail up to this long is deleted message by message, a longer one cleared
 _HEAD = ("summary", "user_data")
 _TAIL = ("memory", "conversation_memory")
 
@@ -227,7 +228,7 @@ class LayeredChatMemory(Restorable, BaseMemory):
         count = len(self._mem.get_session_messages(None, self.session_id)) if self._needs_count() else None
         rows = self._reserve(messages, count)
         if rows:
-            self._mem.add_messages(rows)
+            self._mem.add_messages(rows, chat_kind=PERSONAL)
 
     async def aput(self, message: ChatMessage) -> None:
         await self.aput_messages([message])
@@ -236,33 +237,46 @@ class LayeredChatMemory(Restorable, BaseMemory):
         count = len(await self._mem.aget_session_messages(None, self.session_id)) if self._needs_count() else None
         rows = self._reserve(messages, count)
         if rows:
-            await self._mem.aadd_messages(rows)
+            await self._mem.aadd_messages(rows, chat_kind=PERSONAL)
 
-    def _plan_set(self, messages: Sequence[ChatMessage], existing: Sequence[Message]) -> tuple[bool, list[dict[str, Any]]]:
-        """(clear first?, rows to add): a history that extends what is stored only appends."""
+    def _plan_set(self, messages: Sequence[ChatMessage], existing: Sequence[Message]) -> tuple[bool, list[tuple[str, str]], list[dict[str, Any]]]:
+        """(clear first?, stored (chat_id, message_id) to delete, rows to add): the stored history's part the new one shares
+        (ids name a message's position and text) stays; a changed tail of at most ``MAX_TAIL_DELETES``
+        messages is deleted one by one (newest first), a longer one clears the session."""
         rows = to_engine(self._kept(messages), user_id=self.user_id, session_id=self.session_id, start=0)
         have = [m.message_id for m in existing]
-        if have == [r["message_id"] for r in rows[: len(have)]]:
-            return False, rows[len(have):]
-        return True, rows
+        same = 0
+        while same < min(len(have), len(rows)) and have[same] == rows[same]["message_id"]:
+            same += 1
+        if same == len(have):
+            return False, [], rows[same:]
+        if same == 0 or len(have) - same > MAX_TAIL_DELETES:
+            return True, [], rows
+        return False, [m.ref for m in existing[same:]][::-1], rows[same:]
 
     def set(self, messages: list[ChatMessage]) -> None:
-        """Make the session's history ``messages``: appends when they extend the stored history,
-        else clears the session (and its summary) and stores them."""
-        clear, rows = self._plan_set(messages, self._mem.get_session_messages(None, self.session_id))
+        """Make the session's history ``messages``: the stored messages it shares stay (a history that
+        extends the stored one only appends), an edited or dropped tail is deleted and stored anew (with
+        ``delete_message``: the summaries and facts that quoted it are marked stale); a history with nothing
+        in common clears the session (and its summary) first."""
+        clear, deletes, rows = self._plan_set(messages, self._mem.get_session_messages(None, self.session_id))
         if clear:
             self._mem.clear_session(None, self.session_id)
+        for chat_id, message_id in deletes:
+            self._mem.delete_message(chat_id, message_id)
         if rows:
-            self._mem.add_messages(rows)
+            self._mem.add_messages(rows, chat_kind=PERSONAL)
         with self._lock:
             self._count = None  # recounted at the next put
 
     async def aset(self, messages: list[ChatMessage]) -> None:
-        clear, rows = self._plan_set(messages, await self._mem.aget_session_messages(None, self.session_id))
+        clear, deletes, rows = self._plan_set(messages, await self._mem.aget_session_messages(None, self.session_id))
         if clear:
             await self._mem.aclear_session(None, self.session_id)
+        for chat_id, message_id in deletes:
+            await self._mem.adelete_message(chat_id, message_id)
         if rows:
-            await self._mem.aadd_messages(rows)
+            await self._mem.aadd_messages(rows, chat_kind=PERSONAL)
         with self._lock:
             self._count = None
 

@@ -28,7 +28,7 @@ class LayeredMemoryRetriever(BaseRetriever):
 
     Args:
         memory: the engine handle (a tenant handle, bound to ``user_id`` when given); positional or
-            ``memory=``, as for LangChain's ``LayeredMemoryRetriever`` (``mem=`` still works).
+            ``memory=`` (or ``mem=``), as for LangChain's ``LayeredMemoryRetriever``.
         user_id: only this user's messages (an unbound handle searches the whole tenant).
         k: results per query (1-100). filters: the engine's search filters (role, session_key,
             chat_id, timestamp_from, timestamp_to, ...). route: hybrid | bm25 | dense.
@@ -39,8 +39,10 @@ class LayeredMemoryRetriever(BaseRetriever):
 
     def __init__(
         self,
-        memory: LayeredMemory | None = None,
+        engine: LayeredMemory | None = None,
+        /,
         *,
+        memory: LayeredMemory | None = None,
         mem: LayeredMemory | None = None,
         user_id: str | None = None,
         k: int = 5,
@@ -49,14 +51,7 @@ class LayeredMemoryRetriever(BaseRetriever):
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
     ) -> None:
-        if memory is not None and mem is not None and memory is not mem:
-            raise TypeError("LayeredMemoryRetriever: pass the engine once, as memory= (mem= is its old name)")
-        mem = memory if memory is not None else mem
-        if not isinstance(mem, LayeredMemory):
-            raise TypeError(
-                f"LayeredMemoryRetriever needs a layered_memory.LayeredMemory as memory, got {type(mem).__name__}; "
-                "build one with LayeredMemory.embedded(path)"
-            )
+        mem = shared_tools.engine_argument("LayeredMemoryRetriever", engine, memory, mem)
         self._mem = shared_tools.bind(mem, user_id)  # type: ignore[assignment]  # "" is refused, None binds nothing
         self._filters = dict(filters or {})
         self._k = k

@@ -16,9 +16,13 @@ The contract is LlamaIndex's (its ``SimpleVectorStore`` tests, in our words, in
 ``tests/integration/test_llamaindex_vector_store.py``): ``add`` returns node ids, ``delete(ref_doc_id)``,
 ``delete_nodes(node_ids, filters)`` (both must match), ``get_nodes``, ``clear``, and every
 ``MetadataFilters`` operator and condition with LlamaIndex's own semantics
-(``build_metadata_filter_fn``). ``==`` / ``in`` on strings under AND run inside the index; other
-filters are evaluated over the collection's records first, then the search is restricted to the
-matching node ids (a scan per query: fine for thousands of nodes).
+(``build_metadata_filter_fn``, as ``SimpleVectorStore``: ``EQ "a"`` / ``IN ["a"]`` do not match a
+list value ``["a", "b"]``; ``CONTAINS`` / ``ANY`` / ``ALL`` do). ``==`` / ``in`` on strings under AND
+run inside the index (list values left out there too); other filters are evaluated over the records
+the store can see first (a user's store: the tenant's nodes and the user's), then the search is
+restricted to the matching node ids (a scan per query: fine for thousands of nodes). Either way a
+filter keeps the same nodes. ``get_nodes`` / ``delete_nodes`` / ``clear`` work on the store's own
+space (a user's store: the user's nodes). ``similarity_top_k`` is 1 to 100.
 """
 
 from __future__ import annotations
@@ -104,14 +108,15 @@ class LayeredMemoryVectorStore(BasePydanticVectorStore):
             items.append((node.node_id, node.get_content(metadata_mode=MetadataMode.NONE), meta))
         return self._texts.put(items)
 
-    def _matching(self, filters: MetadataFilters | None, node_ids: list[str] | None = None) -> list[str]:
-        """Ids of the collection's nodes matching ``filters`` (LlamaIndex's semantics) and among ``node_ids``."""
+    def _matching(self, filters: MetadataFilters | None, node_ids: list[str] | None = None, *, visible: bool = False) -> list[str]:
+        """Ids of the collection's nodes matching ``filters`` (LlamaIndex's semantics) and among ``node_ids``:
+        in the store's own space, or with ``visible`` in every space its queries see."""
         _check(filters)
         keep = set(node_ids) if node_ids is not None else None
-        found = [(nid, meta) for nid, meta in self._texts.items() if keep is None or nid in keep]
-        match = build_metadata_filter_fn(dict(found).__getitem__, filters)
+        found = [(nid, meta) for nid, meta in self._texts.items(visible=visible) if keep is None or nid in keep]
+        match = build_metadata_filter_fn(lambda meta: meta, filters)  # called with the metadata (an id may be in two spaces)
         try:
-            return [nid for nid, _ in found if match(nid)]
+            return list(dict.fromkeys(nid for nid, meta in found if match(meta)))  # type: ignore[arg-type]
         except TypeError as exc:  # e.g. '>' between a stored string and a number
             raise ValueError(f"filters {filters!r} cannot be evaluated on the stored metadata ({exc}); "
                              "compare values of the stored type") from exc
@@ -148,14 +153,15 @@ class LayeredMemoryVectorStore(BasePydanticVectorStore):
         _check(query.filters)
         where = _in_index(query.filters)
         ids = list(query.node_ids) if query.node_ids else None
-        if where is None:  # operators the index does not run: LlamaIndex's evaluator over the records first
-            ids = self._matching(query.filters, ids)
+        if where is None:  # operators the index does not run: LlamaIndex's evaluator over the visible records first
+            ids = self._matching(query.filters, ids, visible=True)
             where = {}
             if not ids:
                 return VectorStoreQueryResult(nodes=[], similarities=[], ids=[])
         if query.doc_ids:
             where["ref_doc_id"] = list(query.doc_ids)
-        hits = self._texts.search(query.query_str, k=query.similarity_top_k, where=where or None, ids=ids, route=route)
+        hits = self._texts.search(query.query_str, k=query.similarity_top_k, where=where or None, ids=ids, route=route,
+                                  scalars_only=True, k_name="similarity_top_k")
         nodes = [self._node(text, meta) for _, text, meta, _ in hits]
         return VectorStoreQueryResult(nodes=nodes, similarities=[s for *_, s in hits], ids=[i for i, *_ in hits])
 

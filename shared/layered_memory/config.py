@@ -213,6 +213,11 @@ class SummaryQualitySettings(_Section):
     embedder_proxies: bool = True
     judge_max_chars: int = Field(12_000, ge=500)  # conversation text in the judge's prompt (the newest turns)
     retry_below: float = Field(0.25, ge=0, le=1)  # measured on LoCoMo: benchmarks/summaries.py
+    # weigh what sets the summarized span apart from the rest of its chat and lower the score of a summary
+    # the span does not support (layered_memory.grounding, docs/summaries.md); false: the evaluator before
+    # issue 24 (plain term frequencies, no support check)
+    grounded: bool = True
+    background_messages: int = Field(1000, ge=0, le=10_000)  # the chat's messages read as the background (0: none)
 
     @model_validator(mode="after")
     def _check(self) -> SummaryQualitySettings:
@@ -250,6 +255,17 @@ class DocumentSettings(_Section):
     context_k: int = Field(3, ge=1, le=20)  # document chunks offered to the context
 
 
+class ServeSettings(_Section):
+    """``layered-memory serve`` and ``layered-memory mcp``: where to listen and whom to serve (docs/serve.md)."""
+
+    host: str = "127.0.0.1"  # loopback only by default: another address is an explicit choice
+    port: int = Field(8765, ge=0, le=65535)
+    keys_file: str | None = None  # JSON: bearer key (or its SHA-256) -> tenant and optionally user
+    user: str | None = None  # mcp over stdio: the one user the server is bound to (None: the whole tenant)
+    documents: bool = False  # mcp: offer the document tools (vector_rag, search_repos)
+    max_body_bytes: int = Field(1_048_576, ge=1024)  # larger request bodies get 413
+
+
 class LayeredMemorySettings(BaseSettings):
     """All settings. Environment: ``LAYERED_MEMORY_<FIELD>`` and ``LAYERED_MEMORY_<SECTION>__<FIELD>``."""
 
@@ -269,6 +285,7 @@ class LayeredMemorySettings(BaseSettings):
     redis: RedisSettings = RedisSettings()
     postgres: PostgresSettings = PostgresSettings()
     qdrant: QdrantSettings = QdrantSettings()
+    serve: ServeSettings = ServeSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
     memory: MemorySettings = MemorySettings()
     context: ContextSettings = ContextSettings()

@@ -15,6 +15,7 @@ from typing import Any
 
 from .errors import InvalidInputError
 from .models import ContextMessage, Message, check_id
+from .providers.tokens import first_grapheme, fit_to_tokens
 
 PER_MESSAGE_TOKENS = 4  # role and separators, as chat APIs count them
 
@@ -69,19 +70,8 @@ def format_user_data(data: Mapping[str, Any]) -> str:
 
 
 def _truncate(text: str, budget: int, count: Callable[[str], int]) -> str | None:
-    """Cut text to at most ``budget`` tokens (by characters, checked with the counter)."""
-    if budget <= 0:
-        return None
-    if count(text) <= budget:
-        return text
-    lo, hi = 0, len(text)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if count(text[:mid] + "…") <= budget:
-            lo = mid
-        else:
-            hi = mid - 1
-    return text[:lo] + "…" if lo > 0 else None
+    """Cut text to at most ``budget`` tokens, on a grapheme boundary (never half a ZWJ emoji)."""
+    return fit_to_tokens(text, budget, count)
 
 
 def assemble_context(
@@ -118,7 +108,7 @@ def assemble_context(
         last = window_msgs[-1]
         room = budget - PER_MESSAGE_TOKENS
         if count(last.content) > room:
-            cut = _truncate(last.content, room, count) or last.content[:1]
+            cut = _truncate(last.content, room, count) or first_grapheme(last.content)
             last = last.model_copy(update={"content": cut})
         kept_window.append(last)
         budget -= cost(last.content)

@@ -9,12 +9,14 @@ and repositories, and ``stale`` chunks of an interrupted write) the report count
 records, points, ``pending`` (records in the index writer's outbox: written, their point not complete
 yet; the normal index lag, not drift), ``missing`` (records without their point and without a pending
 marker: drift) and ``orphans`` (points whose record is gone with nothing pending: deleted text that
-search would still return). ``pending`` in the report's top level sums the writer's pending records
+search would still return); messages also count ``stale`` points (their payload hash is not the stored
+text's: an edit whose re-index another process's writer raced; repaired by indexing them again, and
+counted in ``missing`` too). ``pending`` in the report's top level sums the writer's pending records
 of messages, topic summaries, items and agents (a document's ``pending`` is an interrupted write: the
 ``outbox``).
 For the topic tier it counts ``unthreaded`` messages (stored, neither threaded nor queued) and topics
-whose ``message_count`` differs from their membership rows; ``outbox`` counts delete intents not yet
-drained. Every repair is idempotent: run it twice, the second run finds nothing.
+whose ``message_count`` differs from their membership rows; ``outbox`` counts delete (and edit) intents
+not yet drained. Every repair is idempotent: run it twice, the second run finds nothing.
 
 ``open_check`` runs when a store is opened: it drains the outbox, indexes pending messages, compares
 counts per kind (a few cheap requests) and repairs a kind whose counts disagree (an index that is
@@ -103,6 +105,10 @@ def drain_outbox(tn: Tenant) -> int:
             elif op == "item":
                 owner = doc.get("owner")
                 Items(tn.core, tn.scope.narrow(owner) if owner else tn.scope).repair(doc["dkey"], tuple(doc["namespace"]))
+            elif op in ("edit", "delete"):  # an interrupted mem.edit_message / mem.delete_message
+                from .edits import finish_intent
+
+                finish_intent(core, tn.tenant_id, doc)
             elif op == "doc":  # an interrupted document / repository file write (layered_memory.documents.store)
                 from .documents.store import SourceStore
 
@@ -119,28 +125,35 @@ def drain_outbox(tn: Tenant) -> int:
 
 # -- messages ---------------------------------------------------------------------------------------
 def _check_messages(tn: Tenant, repair: bool) -> dict[str, int]:
+    from .edits import content_hash
+
     core, tenant = tn.core, tn.tenant_id
     pending = set(core.records.pending_index(tenant, limit=10**9))
     expected: dict[str, tuple[MessageRef, MessageRef | None]] = {}  # point id -> (ref, previous turn's ref)
+    hashes: dict[str, str] = {}  # point id -> the hash of the stored text
     last: dict[str, Message] = {}  # chat -> its latest message so far (the turn before the next one)
     neighbours = core.indexer.context == "neighbour"
     for m in _messages_iter(tn):
         prev = last.get(m.chat_id) if neighbours else None
-        expected[message_point_id(tenant, m.ref)] = (m.ref, prev.ref if prev is not None and core.indexer.is_neighbour(prev, m) else None)
+        pid = message_point_id(tenant, m.ref)
+        expected[pid] = (m.ref, prev.ref if prev is not None and core.indexer.is_neighbour(prev, m) else None)
+        hashes[pid] = content_hash(m.content)
         last[m.chat_id] = m
     if core.index is None:
         return _report(len(expected), 0, 0, 0, pending=len(pending))
     actual: set[str] = set()
+    stale: set[str] = set()  # points of an older text (an edit whose re-index was lost, e.g. raced by another process)
     for hits in scroll_all(core.index, core.indexer.collection, scope_filter(tenant, "message")):
         actual.update(h.id for h in hits)
+        stale.update(h.id for h in hits if h.id in hashes and h.payload.get("hash") not in (None, hashes[h.id]))
     orphans = sorted(actual - set(expected))
-    missing = [expected[p] for p in expected if p not in actual and expected[p][0] not in pending]
-    stale = core.indexer.drop_context(tenant, rewrite=False)  # a context from a turn whose record is gone
+    missing = [expected[p] for p in expected if (p not in actual or p in stale) and expected[p][0] not in pending]
+    stale_context = core.indexer.drop_context(tenant, rewrite=False)  # a context from a turn whose record is gone
     if repair:
         with core.write_lock:
             if orphans:
                 core.index.delete(core.indexer.collection, ids=orphans)
-            if stale:
+            if stale_context:
                 core.indexer.drop_context(tenant)
             for start in range(0, len(missing), 256):
                 chunk = missing[start : start + 256]
@@ -150,8 +163,9 @@ def _check_messages(tn: Tenant, repair: bool) -> dict[str, int]:
                 previous = {mid: found.get(prev) if prev else None for mid, prev in chunk}
                 core.indexer.upsert_messages(tenant, msgs, previous)
             core.indexer.flush(tenant)
-    extra = {"stale_context": stale} if stale else {}
-    return _report(len(expected), len(actual), len(missing), len(orphans), pending=len(pending), **extra)
+    extra = {"stale_context": stale_context} if stale_context else {}
+    return _report(len(expected), len(actual), len(missing), len(orphans), pending=len(pending),
+                   stale=len([p for p in stale if expected[p][0] not in pending]), **extra)
 
 
 # -- topic summaries ----------------------------------------------------------------------------------

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 from ._async import async_twins
 from ._native import run_engine
 from .config import LayeredMemorySettings
-from .context import MemoryLine, assemble_context, check_context_args, message_key, session_window
+from .context import MemoryLine, assemble_context, check_context_args, message_key
+from .edits import MessageEdits
 from .errors import InvalidInputError
 from .index import Scope, check_user_id
 from .indexing import OUTBOX, drop_intent, put_intent
@@ -32,11 +33,12 @@ from .retrieval.plan import SearchPlan, aligned_vectors, plan_search
 from .opening import check_tenants, embedded_stores, server_stores, settings_stores
 from .runtime import Runtime, build_runtime
 from .stores.base import RecordStore, VectorIndex
-from .session_summaries import SessionSummaries
+from .session_summaries import SessionSummaries, stale_sessions
 from .userdata import UserData
 
 if TYPE_CHECKING:
     from .agents.api import Agents
+    from .chats import Chats
     from .documents import Documents
     from .items import Items
     from .knowledge.api import Knowledge
@@ -66,7 +68,7 @@ class LayeredMemory:
         "get_context_for_user", "get_summary", "refresh_summary", "get_summary_quality", "evaluate_summary", "process", "reindex", "sync_index",
         "set_user_data", "get_user_data", "delete_user_data", "add_tool_result", "get_task_memory",
         "clear_task_memory", "create_task", "update_task", "complete_task", "list_tasks", "get_task", "optimize", "close",
-        "doctor", "flush", "status",
+        "doctor", "flush", "status", "edit_message", "delete_message",
     )
     _NATIVE = ("add_message", "add_messages", "search", "get_context_for_user")  # on the loop itself on server backends
 
@@ -81,6 +83,7 @@ class LayeredMemory:
         self.bound_user = self.scope.bound_user
         self._summaries = SessionSummaries(core, self.scope)
         self._user_data = UserData(core.records, self.scope)
+        self._edits = MessageEdits(core, self.scope, self._validate, self._drain_outbox)
 
     # -- delegations: session summaries (seed 002) and user data, task memory, tasks ----------------
     get_summary = _delegate("_summaries", SessionSummaries, "get_summary")
@@ -98,6 +101,9 @@ class LayeredMemory:
     update_task = _delegate("_user_data", UserData, "update_task")
     complete_task = _delegate("_user_data", UserData, "complete_task")
     list_tasks = _delegate("_user_data", UserData, "list_tasks")
+    # a platform's edit or delete of one message (layered_memory.edits): re-indexed, summaries and facts marked stale
+    edit_message = _delegate("_edits", MessageEdits, "edit_message")
+    delete_message = _delegate("_edits", MessageEdits, "delete_message")
 
     # -- construction (which stores: opening.py) ------------------------------------------------
     @classmethod
@@ -208,6 +214,13 @@ class LayeredMemory:
         return Topics(self._core, self.scope, process=LayeredMemory(self._core, self.tenant_id).process)
 
     @cached_property
+    def chats(self) -> Chats:
+        """Who is in each chat (private or group; members learned from messages or declared): ``mem.chats.declare``."""
+        from .chats import Chats
+
+        return Chats(self._core.chats, self.scope, self._core.write_lock)
+
+    @cached_property
     def knowledge(self) -> Knowledge:
         """Long-term tier: entities, relations, user profiles, graph queries (seed 001, 4)."""
         from .knowledge.api import Knowledge
@@ -239,9 +252,20 @@ class LayeredMemory:
     def count_tokens(self, text: str) -> int:
         return self._core.count_tokens(text)
 
+    def _view(self) -> Scope:
+        """This handle's scope with its user's member chats as they are now (what a call may see)."""
+        return self._core.chats.view(self.scope)
+
     def _user(self, user_id: str | None) -> str:
         """The user a call acts on (the scope rule: a bound handle reaches only its user)."""
         return self.scope.user(user_id)
+
+    def check_messages(self, messages: Iterable[Mapping[str, Any] | Message]) -> list[Message]:
+        """Validate as ``add_messages`` does (fields, scope, ``max_content_chars``; raises ``InvalidInputError``),
+        writing nothing: adapters call it before the model answers, so a refused turn costs no model call."""
+        if isinstance(messages, (str, bytes, Mapping, Message)) or not isinstance(messages, Iterable):
+            raise InvalidInputError("messages", messages, "must be a list of dicts or Messages", "wrap one message in a list")
+        return [self._validate(m) for m in messages]
 
     # -- messages -----------------------------------------------------------------------------
     def _validate(self, data: Mapping[str, Any] | Message) -> Message:
@@ -268,7 +292,9 @@ class LayeredMemory:
         """Store one message (seed 001 fields + session_key + metadata); idempotent by (chat_id, message_id).
 
         Message ids are unique per chat (as Telegram numbers them): the same id in another chat is
-        another message. Adding a stored message again returns the stored copy unchanged.
+        another message. Adding a stored message again returns the stored copy unchanged, even when the
+        new call carries another text (a retry never overwrites): to change a stored message's content use
+        ``edit_message``, to remove it ``delete_message`` (docs/edits.md).
 
         Durable in the RecordStore before it returns, then indexed (BM25 + dense).
 
@@ -279,10 +305,12 @@ class LayeredMemory:
             raise InvalidInputError("message", "both", "pass a message or keyword fields, not both", "pick one")
         return self.add_messages([message if message is not None else fields])[0]
 
-    def add_messages(self, messages: Iterable[Mapping[str, Any] | Message]) -> list[Message]:
+    def add_messages(self, messages: Iterable[Mapping[str, Any] | Message], *, chat_kind: str | None = None) -> list[Message]:
         """Store a batch atomically (all or nothing); embeddings are computed in one batch.
 
         Every message is validated before the first write (session registrations included).
+        ``chat_kind``: the kind a chat no one wrote in yet starts as (``mem.chats``; the adapters pass
+        ``"personal"``: their sessions are keyed by user, so two users' sessions named alike stay apart).
         A write that raised ``BackendTimeout`` may still have been applied: retrying is safe, it
         returns the stored messages (idempotent by message_id)."""
         if isinstance(messages, (str, bytes, Mapping, Message)) or not isinstance(messages, Iterable):
@@ -300,6 +328,7 @@ class LayeredMemory:
         with core.write_lock:
             existing = {} if single else {m.ref: m for m in core.records.get_messages(self.tenant_id, [m.ref for m in batch]) if m is not None}
             _refuse_foreign(batch, existing)
+            core.chats.admit(self.tenant_id, batch, kind=chat_kind)  # a private chat refuses a second human before any write
             core.sessions.register(self.tenant_id, {(m.user_id, m.session_key) for m in batch})
             flags = core.records.put_messages(self.tenant_id, batch)
             new = [m for m, is_new in zip(batch, flags) if is_new]
@@ -345,23 +374,19 @@ class LayeredMemory:
             refs = check_refs("messages", messages)
         out = self._core.records.get_messages(self.tenant_id, refs)
         if self.bound_user:
-            out = [m if m is not None and m.user_id == self.bound_user else None for m in out]
+            view = self._view()
+            out = [m if m is not None and view.sees(m) else None for m in out]
         return out
 
     def get_session_messages(self, user_id: str | None, session_id: str, *, limit: int | None = None) -> list[Message]:
-        """A user's messages in one session, oldest first (the last ``limit`` when given)."""
+        """One session as ``user_id`` sees it, oldest first (the last ``limit`` when given): their own
+        messages, and in the chats they are a member of every message of the session (the other
+        members', the bot's)."""
         user_id = self._user(user_id)
         session_id = check_id("session_id", session_id)  # type: ignore[assignment]
         if limit is not None:
-            return self._core.records.window(self.tenant_id, user_id=user_id, session_key=session_id, limit=limit)
-        out: list[Message] = []
-        after = 0
-        while True:
-            page = self._core.records.scan_messages(self.tenant_id, user_id=user_id, session_key=session_id, after_seq=after, limit=1000)
-            out.extend(page)
-            if len(page) < 1000:
-                return out
-            after = page[-1].seq or 0
+            return self._core.chats.window(self.tenant_id, user_id, session_id, limit)
+        return self._core.chats.session_messages(self.tenant_id, user_id, session_id)
 
     def clear_session(self, user_id: str | None, session_id: str | None = None) -> int:
         """Delete a user's messages of one session (or all sessions) and their summary. Returns the count."""
@@ -395,7 +420,7 @@ class LayeredMemory:
             raise InvalidInputError("filters", filters, "must be an object", "pass a dict of filter names to values")
         filters = {"kind": "message", **(filters or {})}  # messages unless asked (topic summaries, items share the collection)
         return plan_search(
-            self.scope.spec(), queries, filters=filters, k=k, route=route,
+            self._view().spec(), queries, filters=filters, k=k, route=route,
             max_query_chars=self._core.settings.retrieval.max_query_chars, group_by=group_by,
         )
 
@@ -446,7 +471,7 @@ class LayeredMemory:
         cfg = core.settings.memory
         summary = self._summaries.current(user_id, session_id)
         user_data = self.get_user_data(user_id)
-        window = session_window(core.records, self.tenant_id, user_id, session_id, cfg.short_term_window, cfg.bot_user_ids)
+        window = core.chats.window(self.tenant_id, user_id, session_id, cfg.short_term_window)
         memory: list[MemoryLine] = []
         conversation: list[MemoryLine] = []
         if include_vector and core.embedder is not None and core.index is not None:
@@ -469,23 +494,32 @@ class LayeredMemory:
         limit = core.settings.retrieval.max_query_chars
         texts = [t[:limit] for t in texts]
         vectors = [core.embedder.embed_query(t) for t in texts]  # type: ignore[union-attr]
+        view = core.chats.user_view(self.scope, user_id)  # the user's own messages and their member chats'
         memory: list[MemoryLine] = []
         if cfg.relevant_memory_k:
-            plan = self.plan_search(texts, filters={"user_id": user_id, "session_key": session_id}, k=cfg.relevant_memory_k)
+            plan = self._plan_for(view, texts, {"session_key": session_id}, cfg.relevant_memory_k)
             res = core.searcher.execute(plan, self.tenant_id, exclude_ids=window_ids, query_vectors=aligned_vectors(plan, texts, vectors))
             memory = [MemoryLine(f"[{(h.meta.get('date') or '')[:16]} {h.meta.get('role')}] {h.text}", message_key(h)) for h in res.hits]
-        memory.extend(core.topics.memory_lines(self.tenant_id, user_id, texts[0], vectors[0]))  # mid tier
+        memory.extend(core.topics.memory_lines(view, texts[0], vectors[0]))  # mid tier
         memory.extend(core.knowledge.memory_lines(self.scope, user_id, texts[0], vectors[0]))  # long tier
         conversation: list[MemoryLine] = []
-        others = [s for s in self.list_sessions(user_id) if s != session_id] if cfg.conversation_memory_k else []
+        others = []
+        if cfg.conversation_memory_k:
+            visible = set(self.list_sessions(user_id)) | core.chats.sessions_of(self.tenant_id, view.chats)
+            others = sorted(visible - {session_id})
         if others:
-            plan = self.plan_search(texts, filters={"user_id": user_id, "session_key": others}, k=cfg.conversation_memory_k)
+            plan = self._plan_for(view, texts, {"session_key": others}, cfg.conversation_memory_k)
             res = core.searcher.execute(plan, self.tenant_id, exclude_ids=window_ids, query_vectors=aligned_vectors(plan, texts, vectors))
             conversation = [
                 MemoryLine(f"[{(h.meta.get('date') or '')[:16]} {h.meta.get('session_key')}] {h.meta.get('role')}: {h.text}", message_key(h))
                 for h in res.hits
             ]
         return memory, conversation
+
+    def _plan_for(self, view: Scope, texts: list[str], filters: dict[str, Any], k: int) -> SearchPlan:
+        """A message search as ``view``'s user sees (own messages and member chats), narrowed by ``filters``."""
+        return plan_search(view.spec(), texts, filters={"kind": "message", **filters}, k=k,
+                           max_query_chars=self._core.settings.retrieval.max_query_chars)
 
     # -- maintenance --------------------------------------------------------------------------
     def process(self) -> dict[str, int]:
@@ -494,6 +528,7 @@ class LayeredMemory:
         core = self._core
         done = {"indexed": self.sync_index(), "summaries": 0}
         unbound = LayeredMemory(core, self.tenant_id)
+        core.summary_jobs.update(stale_sessions(core.records, self.tenant_id))  # summaries an edit or delete made stale
         for job in sorted(j for j in core.summary_jobs if j[0] == self.tenant_id):
             core.summary_jobs.discard(job)
             before = unbound.get_summary(job[1], job[2])

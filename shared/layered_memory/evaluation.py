@@ -1,19 +1,25 @@
 """Summary quality (seed 001, 3.2.3): coverage, coherence, relevance and an LLM judgement, weighted.
 
     ev = SummaryEvaluator(analyzer, embedder=embedder, model=chat_model)
-    ev.evaluate("Anna flies to Lisbon on May 14.", messages, "Trip to Lisbon")
-    # {"coverage": 0.71, "coherence": None, "relevance": 0.66, "llm_evaluation": {...}, "overall_score": 0.69, ...}
+    ev.evaluate("Anna flies to Lisbon on May 14.", messages, "Trip to Lisbon", background=rest_of_chat)
+    # {"coverage": 0.71, "coherence": None, "relevance": 0.66, "llm_evaluation": {...}, "support": 0.93,
+    #  "overall_score": 0.69, ...}
 
-The same evaluator scores topic summaries (``mem.topics.evaluate_summary``) and session summaries
-(the seed 002 "Previous context summary"); ``mem.evaluate_summary(summary, messages, title)`` scores
-any text. Every component is in [0, 1]:
+The same evaluator scores topic summaries (``mem.topics.evaluate_summary``: the topic's chat around
+it is the background) and session summaries (the seed 002 "Previous context summary": the rest of
+the session is the background); ``mem.evaluate_summary(summary, messages, title, background=...)``
+scores any text. The background (``layered_memory.grounding``) is what sets the summarized messages
+apart from the rest of their chat (issue 24): terms every part of the chat uses weigh little. Every
+component is in [0, 1]:
 
-* **coverage**: how much of the messages' content the summary keeps. Half is the tf-weighted share of
-  the messages' top ``TOP_TERMS`` content terms found in the summary (the analyzer's terms, so Russian
+* **coverage**: how much of the messages' distinctive content the summary keeps. Half is the share of
+  the messages' top ``TOP_TERMS`` content terms found in the summary, each weighted by log-tf x idf
+  over the background (without one, by log-tf alone) (the analyzer's terms, so Russian
   is stemmed and Chinese is compared by character bigrams; CJK unigrams and function-character
   bigrams do not count); half is the share of the messages' named entities the summary keeps (names:
   capitalised words inside a sentence, acronyms, mixedCase words; numbers, dates and times; technical
-  tokens; quoted titles 《》「」“”). Without entities, coverage is the term share alone.
+  tokens; quoted titles 《》「」“”), an entity the background also names weighing ``RECURRING_ENTITY``.
+  Without entities, coverage is the term share alone.
 * **coherence**: do adjacent sentences continue each other? With an embedder, the mean over adjacent
   sentence pairs of their cosine rescaled by the embedder's two anchors (unrelated sentences -> 0, a
   typical same-topic pair -> 1, clipped), the anchors the topic tier measures once per embedder.
@@ -25,17 +31,27 @@ any text. Every component is in [0, 1]:
 * **relevance**: similarity of the summary to the topic title: the share of the title's terms in the
   summary, averaged with the rescaled cosine of the two with an embedder. Without a title (session
   summaries; ``details.relevance_basis == "keywords"``, ``details.keywords`` the conversation's top
-  words) it is the cosine of the summary's and the messages' log-tf term vectors: how the summary's
-  vocabulary follows the conversation's. Measured on LoCoMo (extractive, lead-8 and fact-list
-  summaries against ROUGE-L): the share of the five top keywords ranked them at Spearman 0.24, the tf
-  cosine at 0.45; adding the embedder's cosine to a keyword anchor lowered it (0.37 -> 0.26 with USE).
+  words, the most distinctive ones with a background) it is the cosine of the summary's and the
+  messages' log-tf x idf term vectors: how the summary's vocabulary follows the conversation's.
+  Measured on LoCoMo (extractive, lead-8 and fact-list summaries against ROUGE-L): the share of the
+  five top keywords ranked them at Spearman 0.24, the tf cosine at 0.45; adding the embedder's cosine
+  to a keyword anchor lowered it (0.37 -> 0.26 with USE).
 * **llm_evaluation**: only with a chat model and ``llm_judge`` on: the model rates the summary 0-10
   against the messages (JSON ``{"score", "reason"}``; operation ``<prefix>summary_evaluation``, so
   its tokens land in the model's usage meter). Without a model, or when the answer has no score, its
   weight is redistributed over the other components and ``redistributed`` names it.
 
+* **support** (not weighted; issue 24): the idf-weighted share of the summary's content terms the
+  messages say (their words, speakers and dates), a term the background has instead counting in
+  full, one nobody said ``grounding.UNSEEN_WEIGHT``; ``details.support`` has the masses and
+  ``unsupported``, the numbers, dates and names the messages do not have (unsupported claims).
+
 ``overall_score`` is the weighted mean over the measured components (seed weights 0.3 / 0.2 / 0.2 /
-0.3, settable in ``SummaryQualitySettings``).
+0.3, settable in ``SummaryQualitySettings``; ``details.weighted_mean``) times ``support_penalty``:
+``min(1, support / SUPPORT_FULL) ** SUPPORT_POWER`` times ``CLAIM_FACTOR`` per unsupported claim
+(``details.support_penalty``). The constants are chosen leave-one-set-out on six sets of same-chat
+summary pairs (``benchmarks/summaries.py --pairs``, docs/summaries.md). ``grounded=False`` in
+``SummaryQualitySettings`` gives the evaluator before issue 24 (no background, no penalty, tf weights).
 """
 
 from __future__ import annotations
@@ -46,32 +62,29 @@ import math
 import re
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from .config import SummaryQualitySettings
-from .models import Message
+from .grounding import Background, Grounding, content_terms, split_sentences, text_of
 from .providers.base import ChatModel, Embedder
 from .retrieval.analyzer import Analyzer
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["COMPONENTS", "SummaryEvaluator", "split_sentences", "weights_of"]
+__all__ = ["COMPONENTS", "Background", "SummaryEvaluator", "split_sentences", "support_penalty", "weights_of"]
 
 COMPONENTS = ("coverage", "coherence", "relevance", "llm_evaluation")
 TOP_TERMS = 150  # the messages' most frequent content terms coverage looks for (LoCoMo: 40 -> 150 raised Spearman with ROUGE-L 0.45 -> 0.51)
 TOP_ENTITIES = 30
+ENTITY_SHARE = 0.5  # coverage = (1 - ENTITY_SHARE) x term coverage + ENTITY_SHARE x entity coverage
+RELEVANCE_IDF = True
+SUPPORT_FULL = 0.4  # support at or above this: no penalty (leave-one-set-out: benchmarks/summaries.py --pairs)
+SUPPORT_POWER = 2.0
+CLAIM_FACTOR = 0.9  # the score is multiplied by this once per unsupported number, date or name (at most 8)
 DUPLICATE_COSINE = 0.97  # adjacent sentences closer than this repeat each other
-_SENTENCE = re.compile(r"(?<=[.!?…])\s+|(?<=[。！？；])|\n+")
-_CJK_RANGE = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_TOKEN = re.compile(rf"[^\W\d_{_CJK_RANGE}][^\W{_CJK_RANGE}]*(?:['’\-][^\W{_CJK_RANGE}]+)*|\d[\d.,:/\-]*\d|\d")
-_TECH = re.compile(r"\b\w+(?:[._/@:\\]\w+)+\b")
-_QUOTED = re.compile(r"《([^》]{1,30})》|「([^」]{1,30})」|“([^”]{1,40})”|«([^»]{1,40})»")
-_CJK = re.compile(f"[{_CJK_RANGE}]")
-# Chinese characters that make a bigram a function word (的, 了, 我们, 这个 ...): not content.
-_ZH_FUNCTION = frozenset("的了是我你他她它们在有这那个吗呢吧啊就也都和不要会很还把被对到说去来上下么什没得着过与及或而且")
 _PRONOUN = re.compile(r"(?i)(?:\w+:\s*)?(?:he|she|they|it|this|that|these|his|her|their|its|он|она|они|оно|это|его|её|их|там|тогда|他|她|它|他们|她们|这|那)\b|(?:他|她|它|这|那)")
 _SCORE = re.compile(r"score\"?\s*[:=]?\s*(\d+(?:\.\d+)?)", re.IGNORECASE)
 
@@ -87,39 +100,9 @@ Summary:
 {summary}"""
 
 
-def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text`` (Latin/Cyrillic punctuation followed by space, CJK punctuation, newlines)."""
-    return [s.strip() for s in _SENTENCE.split(text or "") if s and s.strip()]
-
-
 def weights_of(settings: SummaryQualitySettings) -> dict[str, float]:
     return {"coverage": settings.coverage_weight, "coherence": settings.coherence_weight,
             "relevance": settings.relevance_weight, "llm_evaluation": settings.llm_weight}
-
-
-def _is_cjk_unigram(t: str) -> bool:
-    return len(t) == 1 and bool(_CJK.match(t))
-
-
-def _content(terms: Sequence[str]) -> list[str]:
-    """Terms that carry content: CJK unigrams only echo their bigrams; function-character bigrams go."""
-    out = []
-    for t in terms:
-        if _is_cjk_unigram(t):
-            continue
-        if len(t) == 2 and _CJK.match(t) and (t[0] in _ZH_FUNCTION or t[1] in _ZH_FUNCTION):
-            continue
-        out.append(t)
-    return out
-
-
-def _text_of(m: Any) -> tuple[str, str]:
-    """(speaker, text) of a Message, a mapping with ``content`` or a plain string."""
-    if isinstance(m, Message):
-        return ((m.user_name or m.user_id) if m.role == "user" else m.role), m.content
-    if isinstance(m, Mapping):
-        return str(m.get("user_name") or m.get("speaker") or m.get("role") or ""), str(m.get("content") or m.get("text") or "")
-    return "", str(m)
 
 
 class SummaryEvaluator:
@@ -150,21 +133,37 @@ class SummaryEvaluator:
                    settings=runtime.settings.summary_quality, operation_prefix=operation_prefix)
 
     # -- the whole ----------------------------------------------------------------------------------
-    def evaluate(self, summary: str, messages: Sequence[Any], title: str | None = None) -> dict[str, Any]:
+    def evaluate(
+        self, summary: str, messages: Sequence[Any], title: str | None = None, *, background: Background | Sequence[Any] | None = None,
+    ) -> dict[str, Any]:
         """Score ``summary`` of ``messages`` (Messages, dicts with ``content`` or strings) on topic ``title``.
 
-        Returns ``{coverage, coherence, relevance, llm_evaluation, overall_score, weights, redistributed,
-        details, seconds}``; a component that could not be measured is None and listed in ``redistributed``.
+        ``background``: the rest of the chat (messages, or a ``Background`` built once for several
+        evaluations): what every part of the chat says weighs little in coverage, and a summary term
+        the chat says elsewhere but ``messages`` do not lowers ``support``. None: no distinctiveness
+        weights (every term of ``messages`` weighs the same); support is still checked.
+
+        Returns ``{coverage, coherence, relevance, llm_evaluation, support, overall_score, weights,
+        redistributed, details, seconds}``; a component that could not be measured is None and listed in
+        ``redistributed``.
         """
         t0 = time.perf_counter()
-        turns = [_text_of(m) for m in messages]
-        texts = [t for _, t in turns if t.strip()]
+        grounded = self.settings.grounded
+        if not grounded:
+            background = None
+        elif background is not None and not isinstance(background, Background):
+            background = Background.build(self.analyzer, background, exclude=messages)
+        ground = Grounding(self.analyzer, messages, background)
+        turns = [text_of(m) for m in messages]
+        texts = ground.texts
         summary = summary or ""
         details: dict[str, Any] = {}
-        summary_terms = set(_content(self.analyzer.terms(summary)))
-        term_cov, ent_cov, n_ent, keywords = self._coverage(texts, summary_terms)
-        coverage = term_cov if ent_cov is None else 0.5 * term_cov + 0.5 * ent_cov
-        details.update(term_coverage=round(term_cov, 4), entity_coverage=None if ent_cov is None else round(ent_cov, 4), entities=n_ent)
+        summary_terms = set(content_terms(self.analyzer.terms(summary)))
+        term_cov = ground.term_coverage(summary_terms, TOP_TERMS)
+        ent_cov, n_ent = ground.entity_coverage(summary_terms, TOP_ENTITIES)
+        coverage = term_cov if ent_cov is None else (1 - ENTITY_SHARE) * term_cov + ENTITY_SHARE * ent_cov
+        details.update(term_coverage=round(term_cov, 4), entity_coverage=None if ent_cov is None else round(ent_cov, 4), entities=n_ent,
+                       background_docs=background.n_docs if background else 0)
         sentences = [s for s in split_sentences(summary) if self.analyzer.terms(s)]
         basis = "title" if title and title.strip() else "keywords"
         titled = basis == "title"
@@ -174,85 +173,39 @@ class SummaryEvaluator:
         if vectors is not None and titled:  # the summary's vector: the mean of its sentences' (one text less to embed)
             mean = vectors[: len(sentences)].mean(axis=0)
             pair = np.stack([mean / (np.linalg.norm(mean) or 1.0), vectors[-1]])
-        relevance = self._relevance(title or "", summary, None if titled else texts, pair, details)
+        relevance = self._relevance(title or "", summary, None if titled else ground, pair, details, idf=grounded)
+        support = ground.support(summary, summary_terms)
         details.update(sentences=len(sentences), coherence_method="embedder" if vectors is not None else "lexical",
-                       relevance_basis=basis, keywords=keywords)
+                       relevance_basis=basis, keywords=self._keywords(ground, texts), support=support)
         if not summary_terms:  # empty or punctuation only: nothing to judge
-            coverage, relevance = 0.0, 0.0
+            coverage, relevance, support["support"] = 0.0, 0.0, 0.0
         llm = self._judge(summary, turns, title) if summary_terms else {"score": 0.0, "reason": "empty summary"}
         scores = {"coverage": coverage, "coherence": coherence, "relevance": relevance, "llm_evaluation": llm.get("score")}
         weights = weights_of(self.settings)
         used = {c: w for c, w in weights.items() if scores[c] is not None and w > 0}
         total = sum(used.values())
-        overall = sum(w * float(scores[c]) for c, w in used.items()) / total if total else 0.0  # type: ignore[arg-type]
+        mean = sum(w * float(scores[c]) for c, w in used.items()) / total if total else 0.0  # type: ignore[arg-type]
+        penalty = support_penalty(support["support"], len(support["unsupported"])) if grounded else 1.0
+        details.update(weighted_mean=round(mean, 4), support_penalty=round(penalty, 4))
         r = lambda x: None if x is None else round(float(x), 4)  # noqa: E731
         return {
             "coverage": r(coverage), "coherence": r(coherence), "relevance": r(relevance), "llm_evaluation": llm,
-            "overall_score": round(overall, 4),
+            "support": r(support["support"]), "overall_score": round(mean * penalty, 4),
             "weights": {c: round(w / total, 4) for c, w in used.items()} if total else {},
             "redistributed": [c for c in COMPONENTS if c not in used and weights[c] > 0],
             "details": details, "seconds": round(time.perf_counter() - t0, 4),
         }
 
-    # -- coverage -----------------------------------------------------------------------------------
-    def _coverage(self, texts: Sequence[str], summary_terms: set[str]) -> tuple[float, float | None, int, list[str]]:
-        tf: Counter[str] = Counter()
+    def _keywords(self, ground: Grounding, texts: Sequence[str]) -> list[str]:
+        """The span's five most distinctive terms, as the messages write them (a keyword title)."""
+        top = list(ground.weights(5))
         surface: dict[str, Counter[str]] = {}
-        entities: Counter[frozenset[str]] = Counter()
-        for text in texts:
-            tf.update(_content(self.analyzer.terms(text)))
-            entities.update({e: 1 for e in self._entities(text)})
-        top = tf.most_common(TOP_TERMS)
-        if not top:
-            return 0.0, None, 0, []
-        weight = {t: 1.0 + math.log(n) for t, n in top}
-        term_cov = sum(w for t, w in weight.items() if t in summary_terms) / sum(weight.values())
-        ents = [e for e, _ in entities.most_common(TOP_ENTITIES)]
-        ent_cov = None
-        if ents:
-            ent_cov = sum(1 for e in ents if len(e & summary_terms) >= max(1, math.ceil(0.67 * len(e)))) / len(ents)
-        for text in texts[:200]:  # surface words of the top terms, for a keyword title
+        for text in texts[:200]:
             norm, spans = self.analyzer.spans(text)
             for start, end, terms in spans:
-                for t in terms:
-                    if t in weight and len(terms) == 1:
-                        surface.setdefault(t, Counter())[norm[start:end].casefold()] += 1
-        keywords = [surface[t].most_common(1)[0][0] if t in surface else t for t, _ in top[:5]]
-        return term_cov, ent_cov, len(ents), keywords
-
-    def _entities(self, text: str) -> set[frozenset[str]]:
-        """Named entities of one message, each as the set of its content terms."""
-        found: list[str] = []
-        for sent in split_sentences(text):
-            toks = list(_TOKEN.finditer(sent))
-            run: list[str] = []
-            for i, m in enumerate(toks):
-                w = m.group()
-                name = (
-                    w[0].isdigit()
-                    or (len(w) >= 2 and w.isupper() and w.isalpha())  # acronyms: NASA, ВТБ
-                    or (len(w) >= 2 and not w[0].isupper() and any(c.isupper() for c in w[1:]))  # iPhone, macOS
-                    or (i > 0 and len(w) >= 2 and w[0].isupper() and w.casefold() not in self.analyzer.stopwords)
-                ) and not _CJK.match(w)
-                if name and not w[0].isdigit():
-                    run.append(w)
-                    continue
-                if run:
-                    found.append(" ".join(run))
-                    run = []
-                if name:
-                    found.append(w)
-            if run:
-                found.append(" ".join(run))
-        found += [m.group() for m in _TECH.finditer(text)]
-        found += [next(g for g in m.groups() if g) for m in _QUOTED.finditer(text)]
-        out = set()
-        for e in found:
-            terms = self.analyzer.terms(e)
-            content = frozenset(_content(terms)) or frozenset(terms)
-            if content:
-                out.add(content)
-        return out
+                if len(terms) == 1 and terms[0] in top:
+                    surface.setdefault(terms[0], Counter())[norm[start:end].casefold()] += 1
+        return [surface[t].most_common(1)[0][0] if t in surface else t for t in top]
 
     # -- coherence and relevance --------------------------------------------------------------------
     def _embed(self, texts: list[str]) -> np.ndarray | None:
@@ -275,7 +228,7 @@ class SummaryEvaluator:
     def _coherence(self, sentences: Sequence[str], vectors: np.ndarray | None) -> float | None:
         if len(sentences) < 2:
             return None
-        terms = [set(_content(self.analyzer.terms(s))) for s in sentences]
+        terms = [set(content_terms(self.analyzer.terms(s))) for s in sentences]
         scores = []
         for i in range(len(sentences) - 1):
             a, b = terms[i], terms[i + 1]
@@ -293,17 +246,18 @@ class SummaryEvaluator:
         return float(np.mean(scores))
 
     def _relevance(
-        self, anchor: str, summary: str, texts: Sequence[str] | None, vectors: np.ndarray | None, details: dict[str, Any],
+        self, anchor: str, summary: str, ground: Grounding | None, vectors: np.ndarray | None, details: dict[str, Any], *,
+        idf: bool = True,
     ) -> float:
         """Title: the share of its terms in the summary, averaged with the rescaled cosine of the two
-        (with an embedder). No title (``texts`` given): the cosine of the summary's and the messages'
-        log-tf term vectors."""
-        summary_tf = Counter(_content(self.analyzer.terms(summary)))
-        if texts is None:
-            anchor_terms = set(_content(self.analyzer.terms(anchor))) or set(self.analyzer.terms(anchor))
+        (with an embedder). No title (``ground`` given): the cosine of the summary's and the messages'
+        log-tf x idf term vectors (idf over the background: the chat's common words weigh little)."""
+        summary_tf = Counter(content_terms(self.analyzer.terms(summary)))
+        if ground is None:
+            anchor_terms = set(content_terms(self.analyzer.terms(anchor))) or set(self.analyzer.terms(anchor))
             lexical = len(anchor_terms & set(summary_tf)) / len(anchor_terms) if anchor_terms else 0.0
         else:
-            lexical = _tf_cosine(summary_tf, Counter(t for x in texts for t in _content(self.analyzer.terms(x))))
+            lexical = _tf_cosine(summary_tf, ground.tf, ground.idf if idf and RELEVANCE_IDF else (lambda t: 1.0))
         details["relevance_lexical"] = round(lexical, 4)
         if vectors is None:
             return lexical
@@ -336,11 +290,17 @@ class SummaryEvaluator:
         return {"score": round(score, 4), "reason": reason}
 
 
-def _tf_cosine(a: Counter[str], b: Counter[str]) -> float:
-    wa = {t: 1.0 + math.log(n) for t, n in a.items()}
-    wb = {t: 1.0 + math.log(n) for t, n in b.items()}
+def _tf_cosine(a: Counter[str], b: Counter[str], idf: Any = lambda t: 1.0) -> float:
+    wa = {t: (1.0 + math.log(n)) * idf(t) for t, n in a.items()}
+    wb = {t: (1.0 + math.log(n)) * idf(t) for t, n in b.items()}
     den = math.sqrt(sum(v * v for v in wa.values())) * math.sqrt(sum(v * v for v in wb.values()))
     return sum(w * wb.get(t, 0.0) for t, w in wa.items()) / den if den else 0.0
+
+
+def support_penalty(support: float, claims: int = 0) -> float:
+    """The factor on the weighted mean: ``min(1, support / SUPPORT_FULL) ** SUPPORT_POWER``, times
+    ``CLAIM_FACTOR`` per unsupported claim (a number, date or name the messages do not have)."""
+    return min(1.0, max(0.0, support) / SUPPORT_FULL) ** SUPPORT_POWER * CLAIM_FACTOR ** claims
 
 
 def parse_judgement(answer: str) -> tuple[float | None, str]:

@@ -100,6 +100,8 @@ class Indexer:
         self._upgraded: set[str] = set()  # tenants checked for the schema v2 point upgrade
         # The previous turn each BM25-only point was written with (see index_sparse): refs, never texts.
         self.previous_refs: dict[tuple[str, MessageRef], MessageRef | None] = {}
+        # Messages put back in the outbox by an edit in this process (see bump): (tenant, ref) -> generation.
+        self.generations: dict[tuple[str, MessageRef], int] = {}
         if index is not None:
             index.ensure_collection(collection, dense_dim=embedder.dim if embedder else None, embedder=embedder.name if embedder else None)
 
@@ -298,6 +300,15 @@ class Indexer:
             prev = previous.get(m.ref)
             self.previous_refs[(tenant, m.ref)] = prev.ref if prev is not None else None
 
+    def bump(self, tenant: str, refs: Sequence[MessageRef]) -> None:
+        """An edit (under the engine's write lock) is about to put these messages back in the outbox: a writer
+        batch that read them before must neither upsert its old points nor clear the new pending flag."""
+        if len(self.generations) > 100_000:  # settled entries are dropped by the writer; this bounds the rest
+            self.generations.clear()
+        for r in refs:
+            key = (tenant, MessageRef(*r))
+            self.generations[key] = self.generations.get(key, 0) + 1
+
     def delete_messages(self, tenant: str, refs: Sequence[MessageRef]) -> None:
         """Delete the messages' points, then take their text out of the turns after them (``drop_context``)."""
         if self.index is not None and refs:
@@ -381,7 +392,8 @@ class MessageOutbox:
     def __init__(self, indexer: Indexer, lock: Any) -> None:
         self.indexer = indexer
         self.lock = lock
-        self._carry: dict[tuple[str, str], MessageRef] = {}  # (tenant, chat) -> the last message embedded
+        # (tenant, chat) -> (ref, seq) of the newest message embedded (an edited older one never moves it back)
+        self._carry: dict[tuple[str, str], tuple[MessageRef, int]] = {}
 
     def count(self, tenant: str) -> int:
         return self.indexer.records.count_pending(tenant)
@@ -396,6 +408,8 @@ class MessageOutbox:
         if ix._needs_upgrade(tenant):  # once per tenant after the schema 2 upgrade: the old path, under the lock
             with self.lock:
                 return ix.flush(tenant)
+        gens = ix.generations  # edits in this process (Indexer.bump); empty unless messages were edited
+        first = {r: gens.get((tenant, r)) for r in refs} if gens else {}
         msgs = [m for m in ix.records.get_messages(tenant, refs) if m is not None]
         previous = self._previous(tenant, msgs)
         texts = {m.ref: ix.indexed_texts(m, previous.get(m.ref)) for m in msgs}
@@ -403,9 +417,11 @@ class MessageOutbox:
         known = {m.ref: v for m, v in zip(msgs, pairs)}
         built = dict(zip((m.ref for m in msgs), ix.points(msgs, previous, known, texts=[texts[m.ref] for m in msgs])))
         with self.lock:  # short: a read and an upsert (the writes waiting for it are single adds)
-            fresh = [m for m in ix.records.get_messages(tenant, [m.ref for m in msgs]) if m is not None]
+            # edited since the first read (text or previous turn): no old point, and they stay in the outbox
+            edited = {r for r in refs if gens.get((tenant, r)) != first.get(r)} if gens else set()
+            fresh = [m for m in ix.records.get_messages(tenant, [m.ref for m in msgs]) if m is not None and m.ref not in edited]
             read = {m.ref: m for m in msgs}
-            changed = [m for m in fresh if m != read[m.ref]]  # threaded (topic_id) or edited since the first read
+            changed = [m for m in fresh if m != read[m.ref]]  # threaded (topic_id) since the first read
             before = sorted({p.ref for p in previous.values() if p is not None})
             alive = {m.ref for m in ix.records.get_messages(tenant, before) if m is not None} if before else set()
             for m in fresh:  # the turn before was deleted meanwhile: its words must not land in this point
@@ -418,11 +434,27 @@ class MessageOutbox:
             points = {**built, **dict(zip((m.ref for m in changed), ix.points(changed, previous, known, texts=[texts[m.ref] for m in changed])))}
             if fresh:
                 ix.index.upsert(ix.collection, [points[m.ref] for m in fresh])
+            upserted = {r: gens.get((tenant, r)) for r in refs} if gens else {}
         # Outside the lock: its commit is the slow part, and a crash before it only indexes the batch again.
-        ix.records.mark_indexed(tenant, list(refs))
+        ix.records.mark_indexed(tenant, [r for r in refs if r not in edited])
         for r in refs:
-            ix.previous_refs.pop((tenant, r), None)
+            if r not in edited:  # an edited one keeps the previous turn its new BM25 point was written with
+                ix.previous_refs.pop((tenant, r), None)
+        if gens:
+            self._after_edits(tenant, [r for r in refs if r not in edited], upserted)
         return len(fresh)
+
+    def _after_edits(self, tenant: str, refs: Sequence[MessageRef], upserted: dict[MessageRef, int | None]) -> None:
+        """An edit between the upsert and ``mark_indexed`` just lost its pending flag: put it back. Refs no edit
+        touched since the upsert are settled and forgotten."""
+        ix, gens = self.indexer, self.indexer.generations
+        with self.lock:
+            again = [r for r in refs if gens.get((tenant, r)) != upserted.get(r)]
+            if again:
+                ix.records.update_messages(tenant, [m for m in ix.records.get_messages(tenant, again) if m is not None], reindex=True)
+            for r in refs:
+                if r not in again:
+                    gens.pop((tenant, r), None)
 
     def _previous(self, tenant: str, msgs: Sequence[Message]) -> dict[MessageRef, Message | None]:
         """The turns before the messages that their BM25 points were written with (the write path saw them);
@@ -431,7 +463,11 @@ class MessageOutbox:
         ix = self.indexer
         known = {m.ref: ix.previous_refs[(tenant, m.ref)] for m in msgs if (tenant, m.ref) in ix.previous_refs}
         rest = [m for m in msgs if m.ref not in known]
-        carried = {chat: r for (t, chat), r in self._carry.items() if t == tenant} if rest else {}
+        first: dict[str, int] = {}  # the oldest seq of each chat in the rest of the batch
+        for m in rest:
+            first[m.chat_id] = min(first.get(m.chat_id, m.seq or 0), m.seq or 0)
+        # carried only when older than the batch's part of its chat (an edited older message is not its tail)
+        carried = {chat: r for (t, chat), (r, seq) in self._carry.items() if t == tenant and seq < first.get(chat, -1)}
         wanted = sorted({r for r in known.values() if r is not None} | set(carried.values()))
         by_ref = {m.ref: m for m in ix.records.get_messages(tenant, wanted) if m is not None} if wanted else {}
         previous: dict[MessageRef, Message | None] = {ref: by_ref.get(p) if p is not None else None for ref, p in known.items()}
@@ -439,7 +475,9 @@ class MessageOutbox:
             carry = {k: by_ref[r] for k, r in carried.items() if r in by_ref}
             previous.update(ix.previous_turns(tenant, rest, carry))
         for m in sorted(msgs, key=lambda m: m.seq or 0):
-            self._carry[(tenant, m.chat_id)] = m.ref
+            key = (tenant, m.chat_id)
+            if key not in self._carry or self._carry[key][1] < (m.seq or 0):
+                self._carry[key] = (m.ref, m.seq or 0)
         if len(self._carry) > 10_000:
             self._carry.clear()
         return previous

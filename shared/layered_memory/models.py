@@ -85,6 +85,31 @@ def parse_time(field: str, value: object) -> datetime:
         raise InvalidInputError(field, value, "falls outside years 1..9999 in UTC", "pass a date within that range") from None
 
 
+def check_text(field: str, value: object, *, empty_fix: str = "skip empty messages") -> str:
+    """A non-empty ``str`` that can be stored as UTF-8: bytes and lone surrogates are named as such.
+
+    Raises:
+        InvalidInputError: not a str (bytes: decode them), only whitespace, or a lone surrogate.
+    """
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raise InvalidInputError(field, bytes(value[:60]), f"is {type(value).__name__}, not text",
+                                f"decode it first, e.g. {field}=data.decode('utf-8')")
+    if not isinstance(value, str):
+        raise InvalidInputError(field, value, f"must be a non-empty string, got {type(value).__name__}", f"pass the text as a str")
+    if not value.strip():
+        raise InvalidInputError(field, value, "must be a non-empty string (not only whitespace)", empty_fix)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError(
+            field, value[max(0, exc.start - 20): exc.start + 20],
+            f"holds a lone surrogate {value[exc.start]!r} at position {exc.start} (half of a UTF-16 pair, or bytes decoded "
+            "with errors='surrogateescape'), which is not valid Unicode and cannot be stored as UTF-8",
+            f"decode the source bytes as UTF-8 with errors='replace', or drop it: {field}.encode('utf-8', 'replace').decode('utf-8')",
+        ) from None
+    return value
+
+
 MAX_JSON_DEPTH = 32
 
 
@@ -223,11 +248,7 @@ class Message(_Record):
     @field_validator("content", mode="before")
     @classmethod
     def _content(cls, v: Any) -> str:
-        if not isinstance(v, str) or not v.strip():
-            raise InvalidInputError(
-                "content", v, "must be a non-empty string (not only whitespace)", "skip empty messages"
-            )
-        return v
+        return check_text("content", v)
 
     @field_validator("role", mode="before")
     @classmethod

@@ -34,7 +34,11 @@ def server_stores(
     qdrant_api_key: str | None,
 ) -> tuple[RecordStore, VectorIndex | None]:
     """Records in PostgreSQL (Redis beside it is the recent-message cache) or Redis; vectors on a Qdrant
-    server, or none (BM25 over the records)."""
+    server, or none (BM25 over the records). A bad Qdrant url is refused before the records open."""
+    if qdrant_url is not None:
+        from .stores.qdrant_common import check_url
+
+        check_url(qdrant_url)
     rs = settings.redis
     records: RecordStore
     if postgres_url:
@@ -68,7 +72,8 @@ def settings_stores(settings: LayeredMemorySettings) -> tuple[RecordStore, Vecto
     if settings.qdrant.url:  # records embedded under data_dir, vectors on the Qdrant server
         from .stores.sqlite import SQLiteRecordStore
 
-        return SQLiteRecordStore.from_settings(settings.sqlite, settings.data_dir), qdrant_index(settings, settings.qdrant.url, key)
+        index = qdrant_index(settings, settings.qdrant.url, key)  # a bad url: refused before the records open
+        return SQLiteRecordStore.from_settings(settings.sqlite, settings.data_dir), index
     return embedded_stores(settings.data_dir, settings)
 
 
@@ -78,6 +83,9 @@ def check_tenants(core: Runtime, *, recreate_index: bool, repair_index: bool) ->
     from .doctor import Tenant, open_check, reindex
 
     for tenant in sorted({*core.records.tenants(), core.settings.tenant}):
+        learned = core.chats.backfill(tenant)  # once per tenant: memberships of messages stored before chats were tracked
+        if learned:
+            logger.info("learned the chat members of %d stored messages of tenant %s", learned, tenant)
         if recreate_index:
             logger.info("indexed %d records of tenant %s", reindex(Tenant(core, tenant)), tenant)
         else:

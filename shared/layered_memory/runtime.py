@@ -33,6 +33,7 @@ from .providers.tokens import get_token_counter
 from .retrieval.analyzer import Analyzer
 from .retrieval.bm25 import BM25Encoder
 from .message_search import SearchService
+from .chats import ChatRegistry
 from .sessions import SessionRegistry
 from .stores.base import RecordStore, VectorIndex
 from .stores.native import OffloadedEmbedder
@@ -97,6 +98,7 @@ class Runtime:
     searcher: SearchService
     count_tokens: Any
     sessions: SessionRegistry
+    chats: ChatRegistry  # who is in each chat: what a member sees of a group chat
     # The tiers, built by build_runtime (topics: threading and mid-term summaries; knowledge: the
     # long-term tier fed by topic summaries; agents: seed 004's store, built on first use).
     topics: TopicRuntime = field(init=False)
@@ -217,7 +219,7 @@ def build_runtime(
     core = Runtime(
         settings=settings, records=records, index=index, embedder=emb, chat_model=_resolve_chat_model(chat_model),
         analyzer=analyzer, indexer=indexer, searcher=searcher, count_tokens=get_token_counter(settings.context.encoding, lazy=True),
-        sessions=SessionRegistry(records),
+        sessions=SessionRegistry(records), chats=ChatRegistry(records, settings.memory),
     )
     from .knowledge.api import KnowledgeRuntime
     from .topics.api import TopicRuntime

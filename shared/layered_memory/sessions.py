@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterable
 
 from .stores.base import RecordStore
-from .session_summaries import SUMMARIES
+from .session_summaries import STALE, SUMMARIES
 
 SESSIONS = "sessions"
 
@@ -49,7 +49,7 @@ class SessionRegistry:
 
     def drop(self, tenant: str, user_id: str, session_id: str | None) -> None:
         """Delete the summary and registration of one session of the user (``None``: of all the user's)."""
-        for collection in (SUMMARIES, SESSIONS):
+        for collection in (SUMMARIES, STALE, SESSIONS):
             if session_id is not None:  # this session's key exactly: "telegram:1" is no prefix of "telegram:10"'s
                 keys = [f"{user_id}|{session_id}"]
             else:

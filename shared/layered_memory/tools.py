@@ -470,6 +470,21 @@ async def atopic_search_tool(
 
 
 # -- binding ---------------------------------------------------------------------------------------
+def engine_argument(owner: str, positional: Any = None, memory: Any = None, mem: Any = None) -> LayeredMemory:
+    """The engine an adapter was given: positionally, as ``memory=``, or as ``mem=`` (an older name). The
+    same object twice is fine; two different ones, none, or not an engine is a ``TypeError`` naming the fix."""
+    from .engine import LayeredMemory
+
+    given = [v for v in (positional, memory, mem) if v is not None]
+    if any(v is not given[0] for v in given[1:]):
+        raise TypeError(f"{owner}: pass the engine once, positionally or as memory= (mem= is the same argument); got two different objects")
+    if not given or not isinstance(given[0], LayeredMemory):
+        got = type(given[0]).__name__ if given else "nothing"
+        raise TypeError(f"{owner} needs a layered_memory.LayeredMemory, positionally or as memory=, got {got}; "
+                        "build one with LayeredMemory.embedded(path)")
+    return given[0]
+
+
 def bind(mem: LayeredMemory | None, user_id: str | None = None, tenant: str | None = None) -> LayeredMemory | None:
     """The handle the tools run on: ``mem`` narrowed to ``tenant`` and ``user_id`` (``None`` stays
     ``None``: memory not configured). ``user_id=None`` means no binding; an empty string is refused

@@ -97,3 +97,12 @@ def test_progress_stages_of_the_api(tmp_path):
         mem.documents.index_repo(repo)
     assert seen["files"][-1] == (1, 1) and seen["embeddings"][-1][0] == seen["chunks"][-1][0] >= 1
     mem.close()
+
+
+def test_progress_in_a_stderr_that_is_not_a_terminal_is_plain_lines(run, tmp_path):
+    """Issue 24: bars redraw with carriage returns and escape codes; a pipe or a log gets one line per stage."""
+    folder = tmp_path / "notes"
+    write(folder, {f"{i}.md": f"# N{i}\n\nnote {i}\n" for i in range(3)})
+    shown = run("docs", "index", str(folder))
+    assert "\r" not in shown.stderr and "\x1b" not in shown.stderr, repr(shown.stderr)
+    assert {"files: 3/3", "chunks: 3", "embeddings: 0"} <= set(shown.stderr.splitlines())  # embedder none: nothing embedded

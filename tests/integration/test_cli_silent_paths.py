@@ -58,6 +58,28 @@ def test_qdrant_url_without_redis_url_uses_that_server_not_the_embedded_index(ru
     assert not (store / "vectors").exists()  # no silent fallback to the embedded Qdrant Edge
 
 
+@pytest.mark.parametrize("url, hint", [("htp://localhost:6333", "did you mean http://localhost:6333?"),
+                                       ("httsp://q.example:6333", "did you mean https://q.example:6333?"),
+                                       ("ftp://localhost:6333", "did you mean http://localhost:6333?"),
+                                       ("redis://localhost:6333", "e.g. http://localhost:6333")])
+def test_a_misspelt_qdrant_scheme_is_one_line_and_creates_nothing(runner, tmp_path, url, hint):
+    """Issue 24: qdrant-client's bare "ValueError: Unknown scheme: htp" reached the shell as a traceback."""
+    from layered_memory import LayeredMemory
+    from layered_memory.errors import ConfigurationError
+    from layered_memory.stores.qdrant_server import QdrantVectorIndex
+
+    data = tmp_path / "chat.jsonl"
+    data.write_text(json.dumps(ROW) + "\n")
+    store = tmp_path / "store"
+    line = one_error_line(runner.invoke(main, ["--path", str(store), "--embedder", "none", "--qdrant-url", url, "ingest", str(data)]))
+    assert f"qdrant url {url!r}: unknown scheme" in line and "starts with http:// or https://" in line and hint in line
+    assert not store.exists()  # refused before the records opened
+    for make in (lambda: QdrantVectorIndex.from_url(url),
+                 lambda: LayeredMemory.from_urls(redis_url="redis://127.0.0.1:9/0", qdrant_url=url)):
+        with pytest.raises(ConfigurationError, match=f"unknown scheme .*{hint.replace('?', '[?]')}"):
+            make()
+
+
 def test_a_misspelt_variable_is_named_with_the_right_spelling(runner, tmp_path, monkeypatch):
     monkeypatch.setenv("LAYERED_MEMORY_MEMROY__SHORT_TERM_WINDOW", "5")
     line = one_error_line(runner.invoke(main, ["--path", str(tmp_path), "--embedder", "none", "search", "x"]))

@@ -2,8 +2,8 @@
 delete, and once after the last write (before ``close``); the store is then reopened here and must be in
 line after open + ``process()``: records, index points, topic membership and counters (``mem.doctor()``
 finds nothing), and no deleted text comes back from search. The default run kills at the first, the
-middle and the last write and after the last (30 embedded + 8 Redis points); ``-m slow`` at every one
-(55 + 12).
+middle and the last write and after the last; ``-m slow`` at every one. ``edit_message`` and ``delete_message``
+also check that no summary quotes the changed message once the change landed.
 
 How: this file also runs as a script (a "zygote" started with a clean interpreter, so no Rust or BLAS
 threads exist yet); it forks one child per kill point. A child builds the starting state, then counts
@@ -60,6 +60,7 @@ def settings() -> LayeredMemorySettings:
     s = LayeredMemorySettings(index_mode="sync")
     s.topics.summary_every_messages = 3  # process() writes topic summaries (points) too
     s.topics.similarity_floor, s.topics.similarity_topical = 0.0, 0.8
+    s.memory.short_term_window, s.memory.summary_threshold_messages = 2, 3  # sessions get a summary
     return s
 
 
@@ -121,8 +122,22 @@ OPS: dict[str, tuple[Any, Any]] = {
         lambda m: (m.items.put(("notes", "u1"), "k1", {"text": f"{CANARY} note"}), m.items.put(("notes", "u1"), "k2", {"text": "tea"})),
         lambda m: m.items.delete(("notes", "u1"), "k1"),
     ),
+    # mem.edit_message / delete_message of the canary message, after threading, summaries and a context
+    "edit_message": (
+        lambda m: _threaded(m), lambda m: m.edit_message("s1", "m2", content="my card PIN is gone, I changed it"),
+    ),
+    "delete_message": (lambda m: _threaded(m), lambda m: m.delete_message("s1", "m2")),
 }
-REDIS_OPS = ("add_messages", "clear_session")
+REDIS_OPS = ("add_messages", "clear_session", "edit_message", "delete_message")
+EDIT_OPS = ("edit_message", "delete_message")
+
+
+def _threaded(mem: LayeredMemory) -> None:
+    """Six turns in s1 (the canary in m2) threaded, with topic summaries and the session's summary."""
+    mem.add_messages([msg(i, LINES[i - 1]) for i in range(1, 7)] + [msg(7, LINES[4], "s2")])
+    mem.process()
+    mem.get_context_for_user("u1", "s1")
+    assert CANARY in (mem.get_summary("u1", "s1") or ""), "the setup must summarize the canary"
 
 
 # -- the child side ------------------------------------------------------------------------------------------
@@ -221,14 +236,24 @@ def _crash(tmp_path: Path, backend: str, ops: tuple[str, ...], redis_url: str | 
     return {"spec": spec, **by_op}  # type: ignore[dict-item]
 
 
-def check_in_line(mem: LayeredMemory, where: str) -> None:
+def check_in_line(mem: LayeredMemory, where: str, op: str = "") -> None:
     """After open + process(): the doctor finds nothing (items: no stale point either), and no message text
-    without a record is found."""
+    without a record is found. After an edit or a delete of the canary message, no summary quotes it either."""
     mem.process()
     report = mem.doctor()
     assert report["ok"], (where, report)
-    for h in mem.search(CANARY, route="bm25", k=50).hits:  # a hit is a stored message
-        assert mem.get_messages([(h.meta["channel_id"], h.id)])[0] is not None, (where, h.id)
+    for h in mem.search(CANARY, route="bm25", k=50).hits:  # a hit is a stored message whose text (or previous turn) says it
+        m = mem.get_messages([(h.meta["channel_id"], h.id)])[0]
+        assert m is not None, (where, h.id)
+        turns = mem.get_session_messages(m.user_id, m.session_key)
+        at = [t.ref for t in turns].index(m.ref)
+        assert CANARY in m.content + (turns[at - 1].content if at else ""), (where, h.id, "an edited text is still indexed")
+    if op in EDIT_OPS and not any(CANARY in t.content for t in mem.get_session_messages("u1", "s1")):
+        assert CANARY not in (mem.get_summary("u1", "s1") or ""), (where, "the session summary quotes a changed message")
+        for t in mem.topics.list("s1"):
+            latest = mem.topics.summary(t.topic_id)
+            assert latest is None or CANARY not in latest.content, (where, "a topic summary quotes a changed message")
+        assert CANARY not in str(mem.get_context_for_user("u1", "s1", query=CANARY)), where
     if any(i.agent_name == "bot" for i in mem.agents.list()):
         agent = mem.agents.get("u1", "bot")
         assert agent.count() == len(agent.list_interactions(limit=1000)), where
@@ -262,7 +287,7 @@ def _check_all(crashes: dict[str, Any], op: str) -> int:
     assert results and all(r["rc"] == KILLED for r in results), [(r["kill_at"], r["rc"]) for r in results]
     for r in results:
         with open_mem(spec, r["where"]) as mem:
-            check_in_line(mem, r["where"])
+            check_in_line(mem, r["where"], op)
     return len(results)
 
 
@@ -277,7 +302,7 @@ def test_crash_points_redis(redis_crashes, op):
     assert _check_all(redis_crashes, op) >= 2
 
 
-# Every kill point (55 embedded + 12 Redis): about 10 minutes on a busy 2-core machine.
+# Every kill point: about 10 minutes on a busy 2-core machine (more with the edit ops).
 @pytest.mark.slow
 @pytest.mark.parametrize("op", list(OPS))
 def test_crash_points_every_step_embedded(embedded_crashes_every, op):

@@ -287,7 +287,7 @@ def test_tenants_never_see_each_other(vmem):
 
 def test_user_bound_handle_cannot_reach_other_users(vmem):
     vmem.add_message(msg(1, "Anna's flight to Kazan is on June 10", user="anna"))
-    vmem.add_message(msg(2, "Boris's flight to Kazan is on June 12", user="boris"))
+    vmem.add_message(msg(2, "Boris's flight to Kazan is on June 12", user="boris", session="s2", role="user"))  # his own chat
     anna = vmem.for_user("anna")
     for flt in (None, {"user_id": "boris"}, {"user_id": ["anna", "boris"]}):
         assert {h.meta["user_id"] for h in anna.search("flight Kazan", filters=flt).hits} <= {"anna"}
@@ -295,8 +295,8 @@ def test_user_bound_handle_cannot_reach_other_users(vmem):
         anna.add_message(msg(3, "hi", user="boris"))
     with pytest.raises(InvalidInputError, match="bound to user"):
         anna.get_context_for_user("boris", "s1")
-    assert anna.get_messages(["m2"], chat_id="s1") == [None]
-    assert vmem.get_messages([("s1", "m2")])[0].user_id == "boris"
+    assert anna.get_messages(["m2"], chat_id="s2") == [None]
+    assert vmem.get_messages([("s2", "m2")])[0].user_id == "boris"
 
 
 # -- recovery --------------------------------------------------------------------------------

@@ -117,7 +117,7 @@ def test_relevant_memory_from_other_sessions_reaches_the_model(tmp_path):
     try:
         mem.add_messages([
             {"message_id": "p1", "chat_id": "tg:2023", "user_id": "u1", "content": "I adopted a grey cat, her name is Luna"},
-            {"message_id": "q1", "chat_id": "tg:2023", "user_id": "u2", "content": "My dog is called Rex, he is a husky"},
+            {"message_id": "q1", "chat_id": "tg:2025", "user_id": "u2", "content": "My dog is called Rex, he is a husky"},  # u2's own chat
         ])
         rec = Recorder()
         agent = create_agent(ToolCallingFake(responses=[AIMessage("Luna")]), tools=[],

@@ -173,3 +173,35 @@ def test_context_mode_brings_summary_once_the_session_outgrows_the_window(tmp_pa
         assert [m.id for m in got if not isinstance(m, SystemMessage)] == ["g8", "g9", "g10", "g11"]
     finally:
         mem.close()
+
+
+def test_a_platform_edit_and_delete_through_the_history(mem):
+    """Issue 24: re-adding a message with the same id keeps the stored copy; edit_message changes it (the
+    search follows), delete_message removes it; a history bound to another user cannot touch it."""
+    import asyncio
+
+    from layered_memory import InvalidInputError, NotFoundError
+
+    hist = LayeredChatMessageHistory(mem, user_id="u1", session_id="telegram:1")
+    hist.add_messages([HumanMessage("the meeting is on Mondy", id="42"), AIMessage("noted", id="43"),
+                       HumanMessage([{"type": "text", "text": "see the agenda"}], id="id with spaces")])
+    hist.add_messages([HumanMessage("the meeting is on Monday", id="42")])  # a re-add: the stored copy stays
+    assert hist.messages[0].content == "the meeting is on Mondy"
+    edited = hist.edit_message(HumanMessage("the meeting is on Monday", id="42", name="Ann"))
+    assert edited.content == "the meeting is on Monday" and edited.id == "42" and edited.name == "Ann"
+    assert [m.content for m in hist.messages][:2] == ["the meeting is on Monday", "noted"]
+    assert [h.id for h in mem.search("Monday", route="bm25").hits][0] == "42"
+    blocks = asyncio.run(hist.aedit_message(HumanMessage([{"type": "text", "text": "see the new agenda"}], id="id with spaces")))
+    assert blocks.content == [{"type": "text", "text": "see the new agenda"}] and blocks.id == "id with spaces"
+    other = LayeredChatMessageHistory(mem, user_id="u2", session_id="telegram:1")
+    with pytest.raises(InvalidInputError, match="another user's message"):
+        other.edit_message(HumanMessage("hijacked", id="42"))
+    with pytest.raises(InvalidInputError, match="another user's message"):
+        other.delete_message("42")
+    with pytest.raises(NotFoundError):
+        hist.edit_message(HumanMessage("never stored", id="99"))
+    with pytest.raises(ValueError, match="message.id=None"):
+        hist.edit_message(HumanMessage("no id"))
+    assert hist.delete_message("43") and not hist.delete_message("43")
+    assert asyncio.run(hist.adelete_message("id with spaces"))
+    assert [m.id for m in hist.messages] == ["42"]

@@ -218,3 +218,23 @@ def test_tool_calls_and_results_are_not_stored_or_searchable_by_default(mem) -> 
         ("user", "where do I live?"), ("assistant", "You live in Kazan."), ("assistant", "let me look that up")]
     texts = [h.text for q in ("zanzibar trip notes", "recall home") for h in mem.search(q, filters={"user_id": "u1"}).hits]
     assert not any("zanzibar" in t or "[tool call]" in t for t in texts)
+
+
+def test_set_with_an_edited_tail_keeps_the_shared_history(mem) -> None:
+    """Issue 24: a history whose last messages changed (an edit, a dropped turn) deletes and re-stores only
+    those (``delete_message``), so the shared part keeps its records; nothing in common clears the session."""
+    import asyncio
+
+    memory = LayeredChatMemory.from_defaults(mem, user_id="u1", session_id="s1")
+    memory.set(turn(1) + turn(2))
+    kept = [m.message_id for m in mem.get_session_messages("u1", "s1")][:2]
+    edited = turn(1) + [ChatMessage(role="user", content="question number 2, edited")]
+    memory.set(edited)
+    assert memory.get_all() == edited
+    stored = mem.get_session_messages("u1", "s1")
+    assert [m.message_id for m in stored][:2] == kept and [m.seq for m in stored][:2] == [1, 2]  # the shared part stayed
+    assert [h.text for h in mem.search("answer number 2", route="bm25", k=10).hits if "answer number 2" in h.text] == []
+    asyncio.run(memory.aset(turn(1)))
+    assert memory.get_all() == turn(1) and [m.message_id for m in mem.get_session_messages("u1", "s1")] == kept
+    memory.set(turn(5))
+    assert memory.get_all() == turn(5)

@@ -35,6 +35,7 @@ def test_three_processes_share_one_redis_store(redis_url, redis_prefix):
     settings = LayeredMemorySettings()
     settings.redis.prefix = redis_prefix
     with LayeredMemory.from_urls(redis_url=redis_url, embedder="none", settings=settings) as mem:
-        stored = [m for u in ("u0", "u1", "u2") for m in mem.get_session_messages(u, "shared")]
+        stored = mem.get_session_messages("u0", "shared")  # one group chat: each member sees every worker's turns
         assert len(stored) == 120 and len({m.message_id for m in stored}) == 120
+        assert mem.chats.get("shared")["members"] == ["u0", "u1", "u2"]
         assert mem.search("worker w2 turn 7", k=3).hits[0].id == "w2.7"

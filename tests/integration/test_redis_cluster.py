@@ -153,3 +153,43 @@ def test_from_settings_reaches_the_cluster_with_its_redis_settings(redis_cluster
         assert mem.records.cluster and mem.records.wait_timeout == 0.5
         mem.add_message(_msg(1, "hello from the settings"))
         assert [m.message_id for m in mem.get_session_messages("u1", "s1")] == ["m1"]
+
+
+def test_a_cluster_node_given_as_redis_url_is_named_with_the_fix(redis_cluster_url: str) -> None:
+    """Issue 24: ``redis://`` on a cluster node failed with "refused setup: 11555 ..." (a MOVED reply's text)."""
+    node = redis_cluster_url.removeprefix("redis+cluster://").removesuffix("/0")
+    for prefix in ("a", "b", "c", "lm"):  # setup's keys land on this node's slots or not: the same answer
+        with pytest.raises(ConfigurationError, match=rf"Redis at {node} is a Redis Cluster node \(cluster_enabled:1\).*"
+                                                      rf"use redis\+cluster://{node}"):
+            RedisRecordStore.from_url(f"redis://{node}/0", prefix=prefix).setup()
+    with pytest.raises(ConfigurationError, match="is a Redis Cluster node"):
+        LayeredMemory.from_urls(redis_url=f"redis://{node}/0", embedder=HashEmbedder())
+
+
+def test_a_cluster_node_that_hides_info_is_named_by_its_moved_reply(redis_cluster_url: str) -> None:
+    """Managed Redis may refuse INFO: the first MOVED reply names the cluster node instead."""
+    import redis
+
+    node = redis_cluster_url.removeprefix("redis+cluster://").removesuffix("/0")
+    admin = redis.Redis.from_url(f"redis://{node}/0")
+    admin.execute_command("ACL", "SETUSER", "noinfo", "on", ">pw", "~*", "&*", "+@all", "-info")
+    try:
+        moved = 0
+        for prefix in [f"p{i}" for i in range(12)]:
+            store = RedisRecordStore.from_url(f"redis://noinfo:pw@{node}/0", prefix=prefix)
+            try:
+                store.setup()  # this node holds the prefix's schema key: a single server works on it
+            except ConfigurationError as exc:
+                assert f"Redis at {node} is a Redis Cluster node (it answered setup with MOVED" in str(exc)
+                assert f"use redis+cluster://{node}" in str(exc)
+                moved += 1
+            finally:
+                store.close()
+        assert moved > 0  # three masters: most prefixes' keys live on another node
+    finally:
+        admin.execute_command("ACL", "DELUSER", "noinfo")
+        admin.close()
+        cluster = redis.RedisCluster.from_url(f"redis://{node}/0")
+        for prefix in [f"p{i}" for i in range(12)]:
+            cluster.delete(f"{prefix}:schema")
+        cluster.close()

@@ -1,7 +1,7 @@
-"""Issue 18.7: a bot that stores its replies under its own user_id (the author, as in Feishu or Slack) keeps
-them in the window of the users it talks to, once those ids are named as the session's bots
-(``memory.bot_user_ids``). Other users' messages stay theirs; a user who never wrote in a session sees none
-of the bot's replies there."""
+"""Who is in a chat (issue 28): a bot that stores its replies under its own user_id (the author, as in Feishu
+or Slack) keeps them in the window of the users it talks to, named as a bot (``memory.bot_user_ids``) or not
+(a ``role="assistant"`` message of an unknown id is the bot's). In a group chat every member's window holds
+the others' messages; a user who is not a member of a chat sees nothing of it."""
 
 from __future__ import annotations
 
@@ -47,17 +47,18 @@ def test_bot_replies_stored_under_the_bots_id_stay_in_the_window(mem):
                       "assistant turn 5 in dm:ann"]
 
 
-def test_without_bot_ids_the_window_is_the_users_own_messages(tmp_path):
+def test_without_bot_ids_the_bots_replies_still_belong_to_the_chat(tmp_path):
     with LayeredMemory.embedded(tmp_path, embedder="none") as m:
         m.add_messages(rows("dm:ann", "ann", 4, 0))
         assert [c.content for c in m.get_context_for_user("ann", "dm:ann") if c.kind == "window"] == [
-            "user turn 0 in dm:ann", "user turn 2 in dm:ann"]
+            "user turn 0 in dm:ann", "assistant turn 1 in dm:ann", "user turn 2 in dm:ann", "assistant turn 3 in dm:ann"]
+        assert m.chats.get("dm:ann")["members"] == ["ann"]  # the bot is never a member
 
 
-def test_other_users_and_sessions_stay_apart(mem):
+def test_a_group_window_holds_every_members_messages_and_nothing_for_others(mem):
     mem.add_messages(rows("group:1", "ann", 4, 0) + rows("group:1", "bob", 4, 10) + rows("dm:bob", "bob", 4, 20))
     ann = [c.content for c in mem.get_context_for_user("ann", "group:1") if c.kind == "window"]
-    assert not any("turn 10" in t or "turn 12" in t for t in ann)  # bob's own words are bob's
-    # a user who never wrote in a session gets none of the bot's replies there
-    assert [c for c in mem.get_context_for_user("ann", "dm:bob") if c.kind == "window"] == []
+    assert ann == ["user turn 10 in group:1", "assistant turn 11 in group:1", "user turn 12 in group:1",
+                   "assistant turn 13 in group:1"]  # bob wrote them: ann is a member of the group too
+    assert [c for c in mem.get_context_for_user("ann", "dm:bob") if c.kind == "window"] == []  # bob's private chat
     assert [c for c in mem.for_user("carol").get_context_for_user(None, "group:1") if c.kind == "window"] == []

@@ -221,3 +221,51 @@ async def test_async_twins(tmp_path):
     r = await mem.aevaluate_summary("The payments pod crashes.", SESSION, "Payments")
     assert r["overall_score"] > 0
     assert await mem.aget_summary_quality("u1", "s1") is None
+
+
+# -- issue 24: the rest of the chat is the evaluator's background ----------------------------------------
+LAPTOP = [
+    ("l1", "carol", "My laptop crashes after the graphics driver update"),
+    ("l2", "dave", "Roll back the graphics driver to the previous version"),
+    ("l3", "carol", "The rollback worked, the laptop is stable now"),
+]
+
+
+def test_a_topic_summary_is_weighed_against_the_rest_of_its_chat(tmp_path):
+    mem = build(tmp_path, embedder="none")
+    feed(mem, "c1", LAPTOP)
+    feed(mem, "c1", HIKE, start=T0 + timedelta(hours=5))
+    mem.process()
+    hike, laptop = mem.topics.topic_of("h1", chat_id="c1"), mem.topics.topic_of("l1", chat_id="c1")
+    assert hike != laptop
+    mem.topics.summarize(hike)
+    q = mem.topics.evaluate_summary(hike)
+    assert q["details"]["background_docs"] == 1 and q["support"] > 0.9  # the laptop thread; the extractive summary is all supported
+    with build(tmp_path / "off", embedder="none", grounded=False) as off:
+        feed(off, "c1", LAPTOP)
+        feed(off, "c1", HIKE, start=T0 + timedelta(hours=5))
+        off.process()
+        off.topics.summarize(off.topics.topic_of("h1", chat_id="c1"))
+        assert off.topics.evaluate_summary(off.topics.topic_of("h1", chat_id="c1"))["details"]["background_docs"] == 0
+
+
+def test_a_session_summary_is_weighed_against_the_rest_of_the_session(tmp_path):
+    mem = session_mem(tmp_path)
+    add_session(mem, SESSION)
+    mem.process()
+    q = mem.get_summary_quality("u1", "s1")["quality"]
+    assert q["details"]["background_docs"] == 1  # the short-term window after the summarized span
+    assert q["support"] > 0.9 and q["details"]["support"]["unsupported"] == []
+
+
+def test_engine_level_evaluate_summary_takes_a_background(tmp_path):
+    mem = session_mem(tmp_path)
+    earlier = ["We bought the Frankfurt office furniture in March", "The office chairs cost 300 euros each"]
+    own = mem.evaluate_summary("Raise the memory limit of the payments pod after CrashLoopBackOff.", SESSION, background=earlier)
+    stale = mem.evaluate_summary("They bought office chairs for 300 euros each in Frankfurt in March.", SESSION, background=earlier)
+    assert own["details"]["background_docs"] == 1 and own["overall_score"] > stale["overall_score"]
+    assert "300" in stale["details"]["support"]["unsupported"]
+    with pytest.raises(InvalidInputError, match="background="):
+        mem.evaluate_summary("x", SESSION, background="one message")
+    with pytest.raises(InvalidInputError, match=r"background\[0\]"):
+        mem.evaluate_summary("x", SESSION, background=[7])

@@ -29,13 +29,15 @@ from layered_memory.testing.vector_index import (
 
 class TestQdrantEdge(VectorIndexConformance):
     @pytest.fixture(scope="class")
-    def new_index(self, tmp_path_factory):
+    @classmethod
+    def new_index(cls, tmp_path_factory):
         return lambda: QdrantEdgeVectorIndex(tmp_path_factory.mktemp("edge") / "vectors")
 
 
 class TestQdrantClientLocal(VectorIndexConformance):
     @pytest.fixture(scope="class")
-    def new_index(self):
+    @classmethod
+    def new_index(cls):
         return QdrantVectorIndex.in_memory
 
 

@@ -251,6 +251,22 @@ def p_clear_victim_all_sessions(h, w, a): return h.clear_session(VICTIM)
 @probe("engine", "write")
 def p_clear_own_session_same_key(h, w, a): return h.clear_session(uid(h), S1)
 @probe("engine", "write")
+def p_edit_victims_message(h, w, a): return h.edit_message(S1, w.message_ids[S1][0], content="overwritten by the attacker")
+@probe("engine", "write")
+def p_edit_victims_42_metadata(h, w, a): return h.edit_message(S1, MSG42, metadata={"planted": True})
+@probe("engine", "write")
+def p_edit_victims_summarized_message(h, w, a):  # covered by the victim's summaries and facts: nothing may go stale
+    return h.edit_message(SESSIONS[1], w.message_ids[SESSIONS[1]][0], content="overwritten", edit_time=FAR_FUTURE)
+@probe("engine", "write")
+def p_delete_victims_message(h, w, a): return h.delete_message(S1, w.message_ids[S1][0])
+@probe("engine", "write")
+def p_delete_victims_42(h, w, a): return h.delete_message(S1, MSG42)
+@probe("engine", "write")
+def p_delete_every_victim_message(h, w, a): return [h.delete_message(s, i) for s in SESSIONS for i in w.message_ids[s]]
+@probe("engine", "write")
+def p_aedit_adelete_victims(h, w, a):
+    return [run_async(h.aedit_message(S1, w.message_ids[S1][1], content="overwritten")), run_async(h.adelete_message(S1, w.message_ids[S1][2]))]
+@probe("engine", "write")
 def p_set_victim_user_data(h, w, a): return h.set_user_data(VICTIM, {"vault": "changed"}, merge=False)
 @probe("engine", "write")
 def p_delete_victim_user_data(h, w, a): return h.delete_user_data(VICTIM)
@@ -436,3 +452,7 @@ import isolation_probes_adapters  # noqa: E402,F401  (registers the LangChain / 
 import isolation_probes_documents  # noqa: E402,F401  (registers the document probes into TEMPLATES)
 import isolation_probes_native  # noqa: E402,F401  (registers the native async probes into TEMPLATES)
 import isolation_probes_scope  # noqa: E402,F401  (registers the scope-argument probes into TEMPLATES)
+import isolation_probes_chats  # noqa: E402,F401  (registers the group-chat probes into TEMPLATES)
+
+if __import__("importlib.util").util.find_spec("mcp") is not None:  # the serve extra: MCP and HTTP probes
+    import isolation_probes_remote  # noqa: E402,F401

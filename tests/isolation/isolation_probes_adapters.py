@@ -73,6 +73,17 @@ def p_lc_history_write_and_clear(h, w, a):
     out = hist.messages
     hist.clear()
     return out
+@probe("langchain", "write")
+def p_lc_history_edit_victims(h, w, a):
+    from langchain_core.messages import HumanMessage
+    from langchain_layered_memory import LayeredChatMessageHistory
+    hist = LayeredChatMessageHistory(h, user_id=uid(h), session_id=S1)
+    return hist.edit_message(HumanMessage(content="overwritten", id=w.message_ids[S1][1]))
+@probe("langchain", "write")
+def p_lc_history_delete_victims(h, w, a):
+    from langchain_layered_memory import LayeredChatMessageHistory
+    hist = LayeredChatMessageHistory(h, user_id=uid(h), session_id=S1)
+    return [hist.delete_message(w.message_ids[S1][1]), run_async(hist.adelete_message(w.message_ids[S1][2]))]
 
 
 def lc_request(text: str, context: dict[str, Any]) -> Any:
@@ -198,3 +209,20 @@ def p_li_memory_block_put(h, w, a):
     block = LayeredMemoryBlock(h, user_id=uid(h), session_id=S1)
     run_async(block.aput([ChatMessage(role="user", content="flushed turn")]))
     return run_async(block.aget([]))
+
+
+# == the framework vector stores' other read paths (issue 24): search by vector, MMR, the scan of a filter
+@probe("langchain", control=True, index_only=True)
+def p_lc_vectorstore_by_vector_and_mmr(h, w, a):
+    from langchain_layered_memory import LayeredMemoryVectorStore
+    store = LayeredMemoryVectorStore(h)
+    vec = w.mem.embedder.embed_query(QUERY)
+    return [store.similarity_search_by_vector(vec, k=20), store.max_marginal_relevance_search(QUERY, k=20, fetch_k=50),
+            run_async(store.amax_marginal_relevance_search_by_vector(vec, k=20, fetch_k=50)), store.get_by_ids(["v-lc-1"])]
+@probe("llamaindex", control=True)
+def p_li_vector_store_scanned_filters(h, w, a):
+    from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters, VectorStoreQuery
+    from llamaindex_layered_memory import LayeredMemoryVectorStore
+    store = LayeredMemoryVectorStore(h)
+    ne = MetadataFilters(filters=[MetadataFilter(key="nothing", value="x", operator=FilterOperator.NE)])  # not run in the index
+    return [store.query(VectorStoreQuery(query_str=QUERY, similarity_top_k=20, filters=ne)), store.get_nodes(), store.get_nodes(filters=ne)]

@@ -45,7 +45,8 @@ def backend_marks(backend: str) -> list[Any]:
 
 
 VICTIM, MALLORY, EVIL = "victim", "mallory", "evil"
-SESSIONS = ("telegram:1", "telegram:10", "web:7")  # telegram:1 is a key prefix of telegram:10 (bug 6)
+SESSIONS = ("telegram:1", "telegram:10", "web:7")  # telegram:1 is a key prefix of telegram:10 (bug 6); declared private
+GROUP, FRIEND = "team:1", "friend"  # a group chat of the victim and a friend (declared members): mallory is no member
 TASK_IDS = ("vtask-1", "vtask-2")  # task memory (tool results)
 TASK = "vt-1"  # a task of the tasks skill
 NS = ("memories", VICTIM)
@@ -291,10 +292,12 @@ def message_rows(world: World, session: str, n: int = 6) -> list[dict[str, Any]]
 def seed(world: World) -> None:
     """Write the victim's canaries into every feature (idempotent: run again after a damaging probe)."""
     mem, v = world.mem, world.victim
-    for s in SESSIONS:
+    for s in SESSIONS:  # a private assistant's chats: another human's message into them is refused
+        mem.chats.declare(s, "private")
         rows = message_rows(world, s)
         v.add_messages(rows)
         world.message_ids[s] = [r["message_id"] for r in rows]
+    seed_group(world)
     v.add_message(message_id=MSG42, chat_id="telegram:1", user_id=VICTIM, content=f"message 42: card PIN {world.canary('msg42')}",
                   create_time=T0 + timedelta(minutes=7))
     v.set_user_data(VICTIM, {"name": "Victoria", "vault": f"vault code {world.canary('userdata')}"})
@@ -339,6 +342,18 @@ def repo_dir(world: World) -> str:
     return os.path.join(tempfile.gettempdir(), f"iso-repo-{hashlib.sha1(world.token.encode()).hexdigest()[:16]}")  # no token in the path
 
 
+def seed_group(world: World) -> None:
+    """The group chat: the victim's and the friend's canaries, both members declared by the platform."""
+    mem = world.mem
+    mem.chats.declare(GROUP, "group", members=[VICTIM, FRIEND])
+    rows = [{"message_id": f"g.{i}", "chat_id": GROUP, "user_id": VICTIM if i % 2 == 0 else FRIEND,
+             "user_name": "Victoria" if i % 2 == 0 else "Fred", "role": "user",
+             "create_time": T0 + timedelta(hours=2, minutes=i),
+             "content": f"{SECRETS[(i + 2) % len(SECRETS)]} {world.canary(f'group.{i}')}"} for i in range(4)]
+    mem.add_messages(rows)
+    world.message_ids[GROUP] = [r["message_id"] for r in rows]
+
+
 def seed_documents(world: World) -> None:
     """The victim's private upload and private repository, plus a tenant-wide document (no token)."""
     v = world.victim
@@ -373,9 +388,10 @@ def snapshot(world: World) -> dict[str, Any]:
     """The victim's data as the owner (an unbound handle) sees it; compared after every write probe."""
     mem = world.mem
     snap: dict[str, Any] = {}
-    for s in SESSIONS:
+    for s in (*SESSIONS, GROUP):
         snap[f"messages {s}"] = [(m.message_id, m.content) for m in mem.get_session_messages(VICTIM, s)]
         snap[f"summary {s}"] = mem.get_summary(VICTIM, s)
+    snap["chats"] = [mem.chats.get(c) for c in (*SESSIONS, GROUP)]
     snap["message 42"] = [(m.chat_id, m.user_id, m.content) if m else None for m in mem.get_messages([MSG42], chat_id="telegram:1")]
     snap["sessions"] = mem.list_sessions(VICTIM)
     snap["user data"] = mem.get_user_data(VICTIM)
@@ -383,11 +399,19 @@ def snapshot(world: World) -> dict[str, Any]:
         snap[f"task memory {t}"] = [(r["content"], r.get("user_id")) for r in mem.get_task_memory(t)]
     snap["tasks"] = [(t.task_id, t.title, t.description, t.status) for t in mem.list_tasks(VICTIM)]
     snap["items"] = sorted((i.namespace, i.key, json.dumps(i.value, sort_keys=True)) for i in mem.items.search(NS, limit=1000))
-    snap["topics"] = [(t.topic_id, t.title) for t in (mem.topics.get(tid) for tid in world.topic_ids)]
-    snap["topic summaries"] = [(s.content if (s := mem.topics.summary(tid)) else None) for tid in world.topic_ids]
+    kept = [tid for tid, d in zip(world.topic_ids, mem.topics.store.get(world.topic_ids)) if d is not None]  # a delete may remove one
+    snap["topics"] = [(t.topic_id, t.title) for t in (mem.topics.get(tid) for tid in kept)] + [(t, None) for t in world.topic_ids if t not in kept]
+    snap["topic summaries"] = [(s.content if (s := mem.topics.summary(tid)) else None) for tid in kept]
     prof = mem.knowledge.store.profile(VICTIM)
     snap["profile"] = prof.get("profile_text") if prof else None
-    snap["entities"] = sorted(e["entity_name"] for e in mem.knowledge.store.all_entities() if VICTIM in (e.get("user_ids") or []))
+    entities = [e for e in mem.knowledge.store.all_entities() if VICTIM in (e.get("user_ids") or [])]
+    snap["entities"] = sorted(e["entity_name"] for e in entities)
+    # what an edit or a delete marks: nothing of the victim's may go stale through another handle
+    snap["stale marks"] = (
+        [(q or {}).get("stale") for q in (mem.get_summary_quality(VICTIM, s) for s in SESSIONS)],
+        [(d or {}).get("summary_stale") for d in mem.topics.store.get(world.topic_ids)],
+        sorted(json.dumps(e.get("stale"), sort_keys=True) for e in entities), (prof or {}).get("stale"),
+    )
     docs = world.victim.documents
     snap["documents"] = sorted((d["source"], d["version"], d["chunks"]) for d in docs.list_documents())
     snap["repos"] = sorted((r["repo"], r["files"]) for r in docs.list_repos())

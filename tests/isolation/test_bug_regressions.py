@@ -58,13 +58,17 @@ def test_bug6_clearing_the_empty_session_is_an_error(engine):
 
 
 def test_clear_session_none_clears_only_that_user(engine):
-    """The documented "all sessions" form (``session_id=None``) stays within the user."""
+    """The documented "all sessions" form (``session_id=None``) stays within the user, also in a group chat
+    they share (both wrote in it: both are members and see each other's messages)."""
     session(engine, "victim", "telegram:1")
     session(engine, "mallory", "telegram:1")
     before = state(engine, "victim", "telegram:1")
+    assert any(i.startswith("mallory.") for i in before[2])  # a group: the victim sees mallory's turns too
     assert engine.for_user("mallory").clear_session(None) == 6
-    assert state(engine, "mallory", "telegram:1") == (None, False, [])
-    assert state(engine, "victim", "telegram:1") == before
+    _, listed, ids = state(engine, "mallory", "telegram:1")
+    assert not listed and not any(i.startswith("mallory.") for i in ids)  # hers are gone, the victim's stay
+    after = state(engine, "victim", "telegram:1")
+    assert after == (before[0], before[1], [i for i in before[2] if not i.startswith("mallory.")])
 
 
 def test_bug5_message_id_is_per_chat(engine):

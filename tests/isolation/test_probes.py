@@ -8,6 +8,7 @@ then XPASSes, which fails under strict). The run ends with the probe count by pa
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
 import pytest
@@ -74,8 +75,33 @@ def test_control(world: World, probe: Probe) -> None:
 
 def test_probe_table_covers_every_path() -> None:
     paths = {p.path for p in PROBES}
-    assert paths == {"engine", "tools", "langchain", "llamaindex"}
+    remote = {"mcp", "http"} if importlib.util.find_spec("mcp") is not None else set()
+    assert paths == {"engine", "tools", "langchain", "llamaindex"} | remote
     kinds = {p.kind for p in PROBES}
     assert kinds == {"read", "write", "reject"}
     names = [p.name for p in PROBES]
     assert len(names) == len(set(names))
+
+
+@pytest.mark.parametrize("world", [pytest.param(b, marks=backend_marks(b), id=b) for b in BACKENDS], indirect=True)
+def test_edit_and_delete_probes_are_not_vacuous(world: World) -> None:
+    """The victim's own edit and delete change what the write probes compare (the text, and the stale marks on
+    her summaries and facts), so an attacker's edit or delete that got through would be caught. The world is
+    put back afterwards (the text edited back, message 42 stored again, a new baseline)."""
+    from isolation_world import MSG42, SESSIONS
+
+    session = SESSIONS[1]
+    mid = world.message_ids[session][0]
+    original = world.mem.get_messages([(session, mid)])[0]
+    assert original is not None
+    try:
+        world.victim.edit_message(session, mid, content=f"changed by the victim {world.canary('edited')}")
+        world.victim.delete_message(SESSIONS[0], MSG42)
+        changed = diff(world.baseline, snapshot(world))
+        assert any(d.startswith(f"messages {session}:") for d in changed), changed
+        assert any(d.startswith("message 42:") for d in changed), changed
+        assert any(d.startswith("stale marks:") for d in changed), changed
+    finally:
+        world.victim.edit_message(session, mid, content=original.content)
+        seed(world)
+        world.baseline = snapshot(world)

@@ -56,6 +56,7 @@ CLI_FLAGS: dict[str, tuple[str, str]] = {
     "max_vectors": ("--max-vectors", "e.g. --max-vectors 100000"),
     "days": ("--days", "e.g. --days 30"),
     "period_days": ("--period-days", "e.g. --period-days 14"),
+    "encoding": ("--encoding", "e.g. --encoding latin-1"),
 }
 
 
@@ -65,7 +66,10 @@ def cli_message(exc: LayeredMemoryError) -> str:
         flag, example = CLI_FLAGS[exc.field]
         value = exc.value if isinstance(exc.value, (str, int, float)) else str(exc)
         fix = exc.fix if "=" not in exc.fix and "(" not in exc.fix else example
-        return f"{flag} {value!r}: {exc.rule}; {fix}"
+        rule = exc.rule
+        if rule.endswith(" or None"):  # Python's None is a flag left out, from the shell
+            rule = rule.removesuffix(" or None") + f" (or leave {flag} out)"
+        return f"{flag} {value!r}: {rule}; {fix}"
     return str(exc)
 
 
@@ -127,11 +131,19 @@ def record_file(settings: LayeredMemorySettings) -> str | None:
     return settings.sqlite.path or os.path.join(settings.data_dir, "records.sqlite3")
 
 
+def tenant_of(ctx: click.Context) -> str:
+    """The tenant the root options name, without opening anything (checks that must run before a store exists)."""
+    o = ctx.obj
+    check_env(os.environ)
+    return settings_of(o["path"], o["tenant"], o["redis_url"], o["qdrant_url"], o.get("postgres_url")).tenant
+
+
 @contextmanager
 def open_memory(ctx: click.Context, *, recreate_index: bool = False, repair_index: bool = True,
-                create: bool = False) -> Iterator[LayeredMemory]:
-    """The engine of the root options. ``create=False`` (every command that only reads or maintains a
-    store): a path that holds no store is refused instead of silently creating an empty one."""
+                create: bool = False, root: bool = False) -> Iterator[LayeredMemory]:
+    """The engine of the root options, as a handle on ``--tenant``. ``create=False`` (every command that only
+    reads or maintains a store): a path that holds no store is refused instead of silently creating an empty
+    one. ``root=True``: the unbound engine itself (``serve``: each bearer key opens its own tenant)."""
     o = ctx.obj
     check_env(os.environ)
     settings = settings_of(o["path"], o["tenant"], o["redis_url"], o["qdrant_url"], o.get("postgres_url"))
@@ -145,7 +157,7 @@ def open_memory(ctx: click.Context, *, recreate_index: bool = False, repair_inde
         settings, embedder=o["embedder"] or settings.embedder, recreate_index=recreate_index, repair_index=repair_index,
     )
     try:
-        yield mem.tenant(settings.tenant)
+        yield mem if root else mem.tenant(settings.tenant)
     finally:
         mem.close()
 

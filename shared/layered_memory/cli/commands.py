@@ -15,7 +15,7 @@ from ..config import LayeredMemorySettings
 from ..engine import LayeredMemory
 from ..errors import LayeredMemoryError
 from ..models import Message
-from ._base import open_memory, print_context, print_search
+from ._base import open_memory, print_context, print_search, tenant_of
 
 
 @click.command()
@@ -82,14 +82,19 @@ def _ref(row: dict[str, Any]) -> tuple[Any, Any]:
     return (row.get("chat_id"), row.get("message_id"))
 
 
+def plural(n: int, noun: str) -> str:
+    """``1 message``, ``2 messages``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 @click.command(epilog=FORMAT_HELP)
-@click.argument("file", type=click.File("r", encoding="utf-8"))
+@click.argument("file", type=click.File("r", encoding="utf-8-sig"))  # -sig: a byte-order mark (Windows editors) is skipped
 @click.option("--batch", default=256, show_default=True, type=click.IntRange(min=1), help="Messages per batch.")
 @click.pass_context
 def ingest(ctx: click.Context, file: Any, batch: int) -> None:
     """Add messages from a JSON Lines file (one message object per line; the format is below).
 
-    Every line is checked before anything is written; an error names its line. Creates the store.
+    Every line is checked before anything is written (or created); an error names its line. Creates the store.
 
     Example: layered-memory ingest chat.jsonl
     """
@@ -99,11 +104,11 @@ def ingest(ctx: click.Context, file: Any, batch: int) -> None:
         numbered = [(no, line) for no, line in enumerate(file, 1) if line.strip()]
     except UnicodeDecodeError as exc:
         raise click.ClickException(f"{file.name}: not UTF-8 text ({exc.reason} at byte {exc.start}); save the file as UTF-8") from None
+    rows = [(no, _parse(no, line, tenant_of(ctx))) for no, line in numbered]  # a bad line: refused before the store exists
     with open_memory(ctx, create=True) as mem:
-        rows = [(no, _parse(no, line, mem.tenant_id)) for no, line in numbered]
         seen: set[tuple[Any, Any]] = set()
         added = again = 0
-        quiet = len(rows) < 500
+        quiet = len(rows) < 500 or not sys.stderr.isatty()  # bars redraw with escape codes: a terminal only
         pending0 = mem.records.count_pending(mem.tenant_id)  # left by an earlier run: not this file's
         t0 = time.perf_counter()
         with tqdm(total=len(rows), unit="msg", desc="stored ", file=sys.stderr, disable=quiet) as bar, \
@@ -133,7 +138,7 @@ def ingest(ctx: click.Context, file: Any, batch: int) -> None:
                 _progress(indexed, mem, len(rows), pending0)
             _progress(indexed, mem, len(rows), pending0)
     total = time.perf_counter() - t0
-    click.echo(f"ingested {added} messages" + (f" ({again} already stored, skipped)" if again else "")
+    click.echo(f"ingested {plural(added, 'message')}" + (f" ({again} already stored, skipped)" if again else "")
                + f": stored in {stored_s:.1f} s, indexed in {total:.1f} s ({len(rows) / max(total, 1e-9):.1f} msg/s)")
 
 
@@ -173,7 +178,8 @@ def search(ctx: click.Context, queries: tuple[str, ...], k: int, route: str, fil
 @click.argument("user_id")
 @click.argument("session_id")
 @click.option("--query", default=None, help="Query for the relevant-memory blocks (default: the last user message).")
-@click.option("--max-tokens", type=int, default=None)
+@click.option("--max-tokens", type=int, default=None,
+              help="Token budget of the context, at least 1 (default: LAYERED_MEMORY_CONTEXT__MAX_TOKENS; unset: no limit).")
 @click.option("--no-vector", is_flag=True, help="Leave out the relevant-memory blocks.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context

@@ -80,18 +80,20 @@ def register(main: click.Group, open_memory: Callable[..., Any]) -> None:
     @click.option("--collection", default="docs", show_default=True, help="Collection to put the documents in.")
     @click.option("--meta", "meta", multiple=True, metavar="KEY=VALUE", help="Metadata kept on every chunk (repeatable).")
     @click.option("--format", "fmt", default=None, type=click.Choice(["markdown", "text", "html", "pdf"]), help="Force the format.")
+    @click.option("--encoding", default=None, metavar="CODEC", help="Text encoding of the files (default UTF-8), e.g. latin-1 or cp1252.")
     @click.option("--user", default=None, help="Index as this user's private upload.")
     @click.option("--quiet", is_flag=True, help="No progress bars.")
     @click.pass_context
-    def docs_index(ctx: click.Context, paths: tuple[str, ...], collection: str, meta: tuple[str, ...], fmt: str | None, user: str | None,
-                   quiet: bool) -> None:
+    def docs_index(ctx: click.Context, paths: tuple[str, ...], collection: str, meta: tuple[str, ...], fmt: str | None,
+                   encoding: str | None, user: str | None, quiet: bool) -> None:
         """Index documents (files, or directories of them); unchanged ones are skipped. Progress bars
         (files, chunks, embeddings) go to stderr."""
         files = _expand(paths)
         metadata = _meta(meta)
         with open_memory(ctx, create=True) as mem, progress_bars(not quiet):
             ctx.obj["_docs_mem"] = mem
-            done = handle(ctx, user).documents.index_documents(files, metadata=metadata, collection=collection, format=fmt)
+            done = handle(ctx, user).documents.index_documents(files, metadata=metadata, collection=collection, format=fmt,
+                                                               encoding=encoding)
         counts = {s: sum(1 for d in done if d.status == s) for s in ("indexed", "replaced", "unchanged")}
         for d in done:
             if d.status != "unchanged":

@@ -12,6 +12,7 @@ from .agents import agent_group
 from .commands import context, demo, ingest, search
 from .documents import register as register_documents
 from .maintenance import doctor, optimize, process, reindex, status
+from .serve import keys_group, mcp_command, serve_command
 from .topics import topics_group
 
 
@@ -35,7 +36,8 @@ def main(ctx: click.Context, path: str | None, tenant: str | None, embedder: str
                "open_memory": open_memory}  # sub-command groups (agents/cli.py) open the engine through it
 
 
-for command in (demo, ingest, search, context, process, optimize, reindex, doctor, status, agent_group, topics_group):
+for command in (demo, ingest, search, context, process, optimize, reindex, doctor, status, agent_group, topics_group,
+                mcp_command, serve_command, keys_group):
     main.add_command(command)
 
 register_documents(main, open_memory)  # the docs / repo command groups

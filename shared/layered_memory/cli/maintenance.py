@@ -16,11 +16,21 @@ from ._base import open_memory
 
 @contextmanager
 def progress_bars(enabled: bool = True) -> Iterator[None]:
-    """One tqdm bar per stage the work reports (on stderr; off with --quiet or when stderr is not a terminal
-    and nothing long runs: tqdm draws nothing below its own refresh interval)."""
+    """One tqdm bar per stage the work reports, on stderr when it is a terminal. A bar redraws itself with
+    carriage returns and escape codes, noise in a log file or a pipe: there each stage gets one plain line
+    at the end (``files: 2/2``). Off with --quiet."""
     from tqdm import tqdm
 
     bars: dict[str, Any] = {}
+    if enabled and not sys.stderr.isatty():
+        last: dict[str, tuple[int, int | None]] = {}
+        try:
+            with progress_to(lambda stage, done, total: last.__setitem__(stage, (done, total))):
+                yield
+        finally:
+            for stage, (done, total) in last.items():
+                click.echo(f"{stage}: {done}/{total}" if total is not None else f"{stage}: {done}", err=True)
+        return
 
     def show(stage: str, done: int, total: int | None) -> None:
         bar = bars.get(stage)
@@ -94,7 +104,7 @@ def reindex(ctx: click.Context, recreate: bool, quiet: bool) -> None:
 def doctor(ctx: click.Context, repair: bool, as_json: bool) -> None:
     """Compare the tenant's record store with its vector index and topic tier: pending (the index writer's
     lag, not drift), missing and orphan points per kind, unthreaded messages, wrong counters, interrupted deletes. Exit code 0 when
-    all is in line (after --repair), 1 when drift remains, 2 on bad input.
+    all agrees (after --repair), 1 when drift remains, 2 on bad input.
 
     Example: layered-memory doctor --repair
     """
@@ -107,8 +117,9 @@ def doctor(ctx: click.Context, repair: bool, as_json: bool) -> None:
                    f"pending in the index writer's outbox {report['pending']} (index lag, not drift)")
         for kind in ("messages", "topic_summaries", "items", "agents", "documents", "topics"):
             click.echo(f"  {kind}: " + ", ".join(f"{k} {v}" for k, v in report[kind].items()))
-        state = "in line" if report["ok"] else "DRIFT (run: layered-memory doctor --repair)"
-        click.echo(("repaired; now " if report.get("repaired") else "") + state)
+        state = ("ok: the vector index and the topic tier agree with the record store" if report["ok"]
+                 else "DRIFT: the vector index or the topic tier differs from the record store (run: layered-memory doctor --repair)")
+        click.echo(("repaired; " if report.get("repaired") else "") + state)
     if not report["ok"]:
         ctx.exit(1)
 

@@ -3,7 +3,7 @@
 
     layered-memory topics list telegram:42
     layered-memory topics show t-3f2a...            # the topic, its latest summary with its score, every version's score
-    layered-memory topics evaluate t-3f2a... --json # score the latest summary now (seed 001, 3.2.3)
+    layered-memory topics evaluate t-3f2a... --json # score the latest summary now
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def _score_line(q: dict[str, Any] | None) -> str:
 
 @click.group("topics")
 def topics_group() -> None:
-    """Topics and their summaries (seed 001): list, show, evaluate.
+    """Topics and their summaries: list, show, evaluate.
 
     Example: layered-memory topics list telegram:42
     """

@@ -85,15 +85,16 @@ class Documents:
         self.settings = core.settings.documents
 
     # -- documents ----------------------------------------------------------------------------------
-    def _prepare(self, source: object, metadata: object, collection: object, name: object, format: object) -> tuple[Loaded, dict[str, Any], str]:
+    def _prepare(self, source: object, metadata: object, collection: object, name: object, format: object,
+                 encoding: object = None) -> tuple[Loaded, dict[str, Any], str]:
         meta = check_metadata(metadata)
         coll = check_collection_name(collection)
-        doc = load(source, name=name, format=format, max_bytes=self.settings.max_document_bytes)  # type: ignore[arg-type]
+        doc = load(source, name=name, format=format, max_bytes=self.settings.max_document_bytes, encoding=encoding)  # type: ignore[arg-type]
         return doc, meta, coll
 
     def index_document(
         self, source: str | os.PathLike[str] | bytes, *, metadata: Mapping[str, Any] | None = None, collection: str = "docs",
-        name: str | None = None, format: str | None = None,
+        name: str | None = None, format: str | None = None, encoding: str | None = None,
     ) -> IndexedDocument:
         """Index one document: a path, bytes or text (Markdown, plain text, HTML, PDF).
 
@@ -104,16 +105,20 @@ class Documents:
             name: the document's id for bytes and text (default: its content hash; a path's id is its
                 absolute path). Re-indexing under the same id replaces the document.
             format: "markdown" | "text" | "html" | "pdf" (default: by suffix, then by content).
+            encoding: the text encoding of a file or bytes (default UTF-8, a byte-order mark skipped), e.g.
+                "latin-1" or "cp1252"; PDFs carry their own.
 
         Raises:
-            InvalidInputError: a missing or unreadable file, binary content, an unsupported type, a file
-                over ``documents.max_document_bytes``, bad metadata; nothing is written.
+            InvalidInputError: a missing or unreadable file, binary content, text that is not UTF-8 (or
+                not ``encoding``), an unsupported type, a file over ``documents.max_document_bytes``, bad
+                metadata; nothing is written.
         """
-        return self._index([self._prepare(source, metadata, collection, name, format)])[0]
+        return self._index([self._prepare(source, metadata, collection, name, format, encoding)])[0]
 
     def index_documents(
         self, sources: Iterable[str | os.PathLike[str] | bytes], *, metadata: Mapping[str, Any] | None = None,
         collection: str = "docs", format: str | None = None, progress: Callable[[int, int], None] | None = None,
+        encoding: str | None = None,
     ) -> list[IndexedDocument]:
         """Index many documents. Every source is read and checked before the first write (one bad file
         fails the call and nothing is written); then each document is written on its own (atomic per
@@ -121,7 +126,7 @@ class Documents:
         get the stages "files", "chunks" and "embeddings" (cumulative)."""
         if isinstance(sources, (str, bytes, os.PathLike)) or not isinstance(sources, Iterable):
             raise InvalidInputError("sources", sources, "must be a list of paths, bytes or texts", "use index_document for one")
-        prepared = [self._prepare(s, metadata, collection, None, format) for s in sources]
+        prepared = [self._prepare(s, metadata, collection, None, format, encoding) for s in sources]
         return self._index(prepared, progress)
 
     def _index(self, prepared: list[tuple[Loaded, dict[str, Any], str]], progress: Callable[[int, int], None] | None = None) -> list[IndexedDocument]:

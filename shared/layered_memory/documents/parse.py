@@ -10,12 +10,17 @@ BeautifulSoup over the standard library's ``html.parser`` (``Tag.sourceline`` gi
 text needs no parser. A ``Section`` is a run of text under one heading path; ``blocks`` are its
 line ranges that a chunk should not cut (paragraphs, lists, fenced code, tables).
 
+Text, Markdown and HTML are read as UTF-8 (a byte-order mark is skipped); ``encoding="latin-1"`` (any
+Python codec) reads another encoding, converted to UTF-8 on load. PDFs carry their own encoding.
+
 Errors are ``InvalidInputError``s naming the value, the rule and the fix (missing file, a directory,
-binary content, an unsupported type, a file over the size limit), raised before anything is written.
+binary content, text that is not UTF-8, an unsupported type, a file over the size limit), raised before
+anything is written.
 """
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import io
 import os
@@ -92,17 +97,45 @@ def check_format(fmt: object) -> str | None:
     return fmt.lower()
 
 
-def load(source: object, *, name: str | None = None, format: str | None = None, max_bytes: int) -> Loaded:
+def check_encoding(encoding: object) -> str | None:
+    """A Python codec name, normalised (``"latin1"`` -> ``"iso8859-1"``), or None (UTF-8)."""
+    if encoding is None:
+        return None
+    try:
+        if not isinstance(encoding, str):
+            raise LookupError(encoding)
+        return codecs.lookup(encoding).name
+    except LookupError:
+        raise InvalidInputError("encoding", encoding, "is not a text encoding Python knows",
+                                "pass e.g. encoding='latin-1', 'cp1252' or 'utf-16' (or leave it out for UTF-8)") from None
+
+
+def _transcode(label: str, data: bytes, fmt: str | None, encoding: str | None) -> bytes:
+    """``data`` in ``encoding`` as UTF-8 (PDFs and UTF-8 as they are)."""
+    if encoding is None or encoding == "utf-8" or fmt == "pdf" or data.lstrip()[:5] == b"%PDF-":
+        return data
+    try:
+        return data.decode(encoding).encode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(
+            "source", label, f"is not {encoding} text (byte {data[exc.start]:#04x} at offset {exc.start} cannot be decoded)",
+            "pass the file's real encoding, or re-save it as UTF-8 and leave encoding out",
+        ) from None
+
+
+def load(source: object, *, name: str | None = None, format: str | None = None, max_bytes: int, encoding: str | None = None) -> Loaded:
     """The bytes of ``source``: a path (``os.PathLike``, or a one-line string naming a file with a known
     suffix or a directory separator), ``bytes``, or text (any other string). Text and bytes need
-    ``name`` to be re-indexable in place (without one their id is their content hash)."""
+    ``name`` to be re-indexable in place (without one their id is their content hash). ``encoding``: of
+    a path's or bytes' text (default UTF-8); they are converted to UTF-8 here."""
     fmt = check_format(format)
+    encoding = check_encoding(encoding)
     if name is not None and (not isinstance(name, str) or not name.strip() or len(name) > 1000):
         raise InvalidInputError("name", name, "must be a non-empty string of at most 1000 characters", "pass e.g. name='handbook.md'")
     if isinstance(source, os.PathLike) or (isinstance(source, str) and looks_like_path(source)):
-        return _load_path(Path(os.fspath(source)).expanduser(), name, fmt, max_bytes)
+        return _load_path(Path(os.fspath(source)).expanduser(), name, fmt, max_bytes, encoding)
     if isinstance(source, (bytes, bytearray, memoryview)):
-        data = bytes(source)
+        data = _transcode(name or "<bytes>", bytes(source), fmt, encoding)
     elif isinstance(source, str):
         if not source.strip():
             raise InvalidInputError("source", source, "is empty", "pass a path, bytes or non-empty text")
@@ -122,7 +155,7 @@ def load(source: object, *, name: str | None = None, format: str | None = None, 
     return Loaded(source=label, data=data, format=fmt, title_hint=PurePath(name).stem if name else "", content_hash=digest)
 
 
-def _load_path(path: Path, name: str | None, fmt: str | None, max_bytes: int) -> Loaded:
+def _load_path(path: Path, name: str | None, fmt: str | None, max_bytes: int, encoding: str | None = None) -> Loaded:
     shown = str(path)
     if not path.exists():
         raise InvalidInputError("source", shown, "does not exist", "check the path (relative paths start at the current directory)")
@@ -138,6 +171,7 @@ def _load_path(path: Path, name: str | None, fmt: str | None, max_bytes: int) ->
         raise InvalidInputError("source", shown, f"cannot be read ({exc.strerror or exc})", "check the file's permissions") from exc
     if not data.strip():
         raise InvalidInputError("source", shown, "is empty", "index a file with content, or delete_document it")
+    data = _transcode(shown, data, fmt, encoding)
     _check_text(shown, data, fmt)
     return Loaded(
         source=name or str(path.resolve()), data=data, format=fmt, title_hint=path.stem, path=str(path.resolve()),
@@ -180,11 +214,19 @@ def is_binary(data: bytes) -> bool:
 
 
 def _check_text(label: str, data: bytes, fmt: str) -> None:
-    if fmt != "pdf" and is_binary(data):
+    if fmt != "pdf" and b"\x00" in data[:_SNIFF]:
         raise InvalidInputError(
-            "source", label, f"is binary (NUL bytes or not UTF-8), not {fmt} text",
-            "index a text, Markdown, HTML or PDF file (convert others, e.g. with pandoc)",
+            "source", label, f"is binary (NUL bytes), not {'plain' if fmt == 'text' else fmt} text",
+            "index a text, Markdown, HTML or PDF file (convert others, e.g. with pandoc); UTF-16 text: pass encoding='utf-16'",
         )
+    if fmt != "pdf":
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidInputError(
+                "source", label, f"is not UTF-8 (byte {data[exc.start]:#04x} at offset {exc.start}; Latin-1 or Windows-1252 "
+                "text looks like this)", "re-save it as UTF-8, or pass its encoding: encoding='latin-1' (CLI: --encoding latin-1)",
+            ) from None
     if fmt == "pdf" and not data.lstrip()[:5] == b"%PDF-":
         raise InvalidInputError("source", label, "is not a PDF (no %PDF- header)", "pass the right format, or the real file")
 

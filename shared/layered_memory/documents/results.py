@@ -20,11 +20,13 @@ def check_query(query: object) -> str:
     return query.strip()
 
 
-def check_k(k: object, default: int) -> int:
+def check_k(k: object, default: int, name: str = "k") -> int:
+    """``k`` (None: ``default``), an integer from 1 to ``MAX_K``; ``name`` is the argument's name in the
+    caller's API (``fetch_k``, LlamaIndex's ``similarity_top_k``), so the error names what the user typed."""
     if k is None:
         return default
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-        raise InvalidInputError("k", k, f"must be an integer from 1 to {MAX_K}", f"pass e.g. k={default}")
+        raise InvalidInputError(name, k, f"must be an integer from 1 to {MAX_K}", f"pass e.g. {name}={default}")
     return k
 
 

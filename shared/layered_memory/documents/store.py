@@ -241,9 +241,13 @@ class SourceStore:
         """The scope rule of a query: the tenant, the kind, what this handle may see; then ``conds``."""
         return FilterSpec.of(Eq("tenant", self.tenant), Eq("kind", kind), Eq("visible_to", *self.visible)).and_(*conds)
 
-    def query(self, text: str, kind: str, conds: Sequence[Condition], k: int, space: str, route: str = "hybrid") -> Found:
-        """Hybrid search (or BM25 in process without a vector index) over committed chunks only."""
-        spec = self.spec(kind, *conds)
+    def query(
+        self, text: str, kind: str, conds: Sequence[Condition], k: int, space: str, route: str = "hybrid", *,
+        exclude: Sequence[Condition] = (), vector: Sequence[float] | None = None,
+    ) -> Found:
+        """Hybrid search (or BM25 in process without a vector index) over committed chunks only;
+        ``exclude``: conditions no hit may meet; ``vector``: the query's embedding (route "dense")."""
+        spec = self.spec(kind, *conds).and_(must_not=exclude)
         if self.runtime.index is None:
             tokens = [SHARED] + ([enc(self.owner)] if self.owner else [])
             records = (
@@ -253,7 +257,7 @@ class SourceStore:
             found = self.coll.query_records(text, spec, records, k=k * 2)
         else:
             self._ensure()
-            found = self.coll.query(text, spec, k=k * 2, route=route)
+            found = self.coll.query(text, spec, k=k * 2, route=route, vector=vector)
         found.hits = self._committed(found.hits)[:k]
         return found
 

@@ -5,29 +5,40 @@ stores (LangChain ``VectorStore``, LlamaIndex ``BasePydanticVectorStore``).
     texts.put([("doc-1", "Deploy with kubectl", {"team": "ops"})])
     texts.search("how to deploy", k=4, where={"team": "ops"})   # [(id, text, metadata, score)]
     texts.get(["doc-1"]); texts.delete(["doc-1"]); texts.delete(None)   # None: the whole collection
+    texts.search_by_vector(mem.embedder.embed_query("deploy"), k=4)      # [(id, text, metadata, score, vector)]
 
 Frameworks split documents themselves, so a text is one chunk: no parsing, no chunking. They are
 sources of ``mem.documents`` (same records, points, scope rule and write protocol), so
 ``vector_rag(filters={"collection": ...})`` and the agent tools find them too. Re-putting an id with
 the same text and metadata does nothing; a changed one replaces it.
+
+A ``where`` value matches a metadata value equal to it, or a list value holding it (Qdrant's rule);
+``scalars_only=True`` leaves list values out (LlamaIndex's rule: ``["a", "b"] == "a"`` is false).
+Each text's payload names its list-valued metadata keys (``list_keys``) so both run inside the index.
+Reads by id, ``items`` and deletes see the handle's own space; searches (and ``items(visible=True)``)
+also see the tenant's texts when the handle is bound to a user.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import numbers
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInputError
+from ..errors import CapabilityError, InvalidInputError
 from ..index.filters import Condition, Eq
 from ..models import check_json, iso, utcnow
 from .results import check_k, check_query, citation
-from .store import CHUNKS, DOC_KIND, SOURCES, NewChunk
+from .store import CHUNKS, DOC_KIND, SHARED, SOURCES, NewChunk
 
 if TYPE_CHECKING:
     from .api import Documents
+
+
+LIST_KEYS = "list_keys"  # payload: the metadata keys whose value is a list (scalars_only leaves them out)
 
 
 def _where(where: object) -> list[Condition]:
@@ -91,6 +102,9 @@ class Texts:
                 "text": text, "title": title, "source": tid, "doc_collection": self.collection, "format": "text",
                 "heading_path": [], "metadata": meta, "citation": citation(title, (), meta.get("page") if isinstance(meta.get("page"), int) else None, None, None),
             }
+            lists = sorted(key for key, value in meta.items() if isinstance(value, (list, tuple)))
+            if lists:
+                payload[LIST_KEYS] = lists
             record = {"source": tid, "title": title, "format": "text", "collection": self.collection, "version": version,
                       "metadata": meta, "path": None, "indexed_at": iso(utcnow())}
             self.store.replace(self._key(tid), record, DOC_KIND, [NewChunk(payload, text, vector)], old=old)
@@ -117,11 +131,14 @@ class Texts:
             keys = [self._key(self._check_id(t)) for t in ids]
         return self.store.remove(keys)
 
-    def items(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        """``(id, metadata)`` of every text of the collection in this handle's own space (a scan of its
-        records: for filters the index cannot run, evaluated by the caller)."""
-        for _, d in self.store.scan(SOURCES, self.store.prefix("d", self.collection)):
-            yield d["source"], dict(d.get("metadata") or {})
+    def items(self, *, visible: bool = False) -> Iterator[tuple[str, dict[str, Any]]]:
+        """``(id, metadata)`` of every text of the collection in this handle's own space, or with
+        ``visible`` every space its searches see (a user's handle: the tenant's texts too). A scan of the
+        records: for filters the index cannot run, evaluated by the caller before a search by ``ids``."""
+        own = self.store.token
+        for token in ([SHARED, own] if visible and own != SHARED else [own]):
+            for _, d in self.store.scan(SOURCES, self.store.prefix("d", self.collection, token=token)):
+                yield d["source"], dict(d.get("metadata") or {})
 
     def delete_where(self, where: Mapping[str, Any]) -> int:
         """Delete the texts whose metadata match ``where`` (key -> value or list of values)."""
@@ -130,18 +147,51 @@ class Texts:
         ids = [tid for tid, meta in self.items() if all(meta.get(mk) in vals for mk, vals in want.items())]
         return self.delete(ids)
 
-    def search(
-        self, query: str, *, k: int = 4, where: Mapping[str, Any] | None = None, route: str = "hybrid", ids: Sequence[str] | None = None,
-    ) -> list[tuple[str, str, dict[str, Any], float]]:
-        """The best ``k`` texts for ``query`` (hybrid by default) whose metadata match ``where`` (and among ``ids``)."""
-        query, k = check_query(query), check_k(k, 4)
+    def _conds(self, where: Mapping[str, Any] | None, ids: Sequence[str] | None, scalars_only: bool) -> tuple[list[Condition], list[Condition]] | None:
+        """(must, must_not) of a search, or None when ``ids`` is empty (nothing can match)."""
         conds = [Eq("doc_collection", self.collection), *_where(where)]
         if ids is not None:
             if not ids:
-                return []
+                return None
             conds.append(Eq("source", *[self._check_id(i) for i in ids]))
-        found = self.store.query(query, DOC_KIND, conds, k, "d", route)
+        return conds, ([Eq(LIST_KEYS, *where)] if scalars_only and where else [])
+
+    def search(
+        self, query: str, *, k: int = 4, where: Mapping[str, Any] | None = None, route: str = "hybrid", ids: Sequence[str] | None = None,
+        scalars_only: bool = False, k_name: str = "k",
+    ) -> list[tuple[str, str, dict[str, Any], float]]:
+        """The best ``k`` (1 to ``MAX_K``) texts for ``query`` (hybrid by default) whose metadata match
+        ``where`` (and among ``ids``); ``k_name``: what the caller's API calls ``k``, for the error."""
+        query, k = check_query(query), check_k(k, 4, k_name)
+        conds = self._conds(where, ids, scalars_only)
+        if conds is None:
+            return []
+        found = self.store.query(query, DOC_KIND, conds[0], k, "d", route, exclude=conds[1])
         return [(h.payload["source"], h.payload.get("text", ""), dict(h.payload.get("metadata") or {}), float(h.score)) for h in found.hits]
+
+    def search_by_vector(
+        self, vector: Sequence[float], *, k: int = 4, where: Mapping[str, Any] | None = None, ids: Sequence[str] | None = None,
+        scalars_only: bool = False, k_name: str = "k",
+    ) -> list[tuple[str, str, dict[str, Any], float, list[float]]]:
+        """The ``k`` texts nearest to ``vector`` (the engine's embedding space; dense only, cosine
+        similarity as the score), each with its stored vector (for MMR). Needs a vector index."""
+        k = check_k(k, 4, k_name)
+        core = self.store.runtime
+        if core.index is None or core.embedder is None:
+            raise CapabilityError("a search by vector needs a vector index and an embedder (the engine keeps no "
+                                  "vectors without them); open the engine with one, or search by text")
+        if isinstance(vector, (str, bytes)) or not all(isinstance(x, numbers.Real) and not isinstance(x, bool) for x in vector):
+            raise InvalidInputError("embedding", vector, "must be a list of numbers", "pass the engine embedder's embed_query(text)")
+        if len(vector) != core.embedder.dim:
+            raise InvalidInputError("embedding", f"{len(vector)} numbers", f"must have the engine embedder's {core.embedder.dim} dimensions",
+                                    f"embed with the engine's embedder ({core.embedder.name}): mem.embedder.embed_query(text)")
+        conds = self._conds(where, ids, scalars_only)
+        if conds is None:
+            return []
+        found = self.store.query("", DOC_KIND, conds[0], k, "d", "dense", exclude=conds[1], vector=[float(x) for x in vector])
+        dense = {h.id: h.dense for h in core.index.retrieve(self.store.coll.name, [h.id for h in found.hits], with_vectors=True)}
+        return [(h.payload["source"], h.payload.get("text", ""), dict(h.payload.get("metadata") or {}), float(h.score), list(dense.get(h.id) or []))
+                for h in found.hits]
 
 
 __all__ = ["Texts"]

@@ -295,7 +295,8 @@ class BackgroundIndexer:
         threshold = self.settings.optimize_threshold
         unindexed = points - (at or 0) if at is not None else None
         out.update({
-            "state": "building" if since else ("built" if at is not None else "not built in this process"),
+            # builds are tracked per process: a fresh process (the CLI) cannot tell an earlier build from none
+            "state": "building" if since else ("built" if at is not None else "unknown (no build since this process started)"),
             "points_since_build": unindexed, "threshold": threshold or None, "builds": builds,
             "last_build_seconds": seconds, "last_build_at": last,
         })

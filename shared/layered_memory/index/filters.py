@@ -146,7 +146,28 @@ class HasId:
         return point_id is not None and point_id in self.ids
 
 
-Condition = Union[Eq, Range, IsEmpty, HasId]
+@dataclass(frozen=True, slots=True)
+class AnyOf:
+    """At least one of ``alternatives`` holds, each a conjunction (a nested Qdrant ``Filter`` with ``should``).
+
+    The scope rule's one disjunction: a member of group chats sees their own records or the messages of
+    those chats (``index.scope``)."""
+
+    alternatives: tuple[FilterSpec, ...]
+
+    def __init__(self, *alternatives: FilterSpec) -> None:
+        if not alternatives:
+            raise ValueError("AnyOf needs at least one alternative")
+        object.__setattr__(self, "alternatives", tuple(alternatives))
+
+    def to_qdrant(self) -> models.Filter:
+        return models.Filter(should=[a.to_qdrant() for a in self.alternatives])
+
+    def matches(self, payload: Mapping[str, Any], point_id: str | None = None) -> bool:
+        return any(a.matches(payload, point_id) for a in self.alternatives)
+
+
+Condition = Union[Eq, Range, IsEmpty, HasId, AnyOf]
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,9 +202,9 @@ class FilterSpec:
 
     def matches(self, payload: Mapping[str, Any], point_id: str | None = None) -> bool:
         def ok(c: Condition) -> bool:
-            return c.matches(payload, point_id) if isinstance(c, HasId) else c.matches(payload)
+            return c.matches(payload, point_id) if isinstance(c, (HasId, AnyOf)) else c.matches(payload)
 
         return all(ok(c) for c in self.must) and not any(ok(c) for c in self.must_not)
 
 
-__all__ = ["Condition", "Eq", "FilterSpec", "HasId", "IsEmpty", "Range"]
+__all__ = ["AnyOf", "Condition", "Eq", "FilterSpec", "HasId", "IsEmpty", "Range"]

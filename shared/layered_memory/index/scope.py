@@ -14,15 +14,36 @@ write and delete asks the scope two things:
 Records that belong to a user (messages, summaries, user data, tasks, task memory, topics, items
 written through a bound handle, agents) carry the owner; ``scope.may_see(owner)`` is the check for
 the document reads that do not go through an index.
+
+Group chats: a user who is a member of a chat sees every message of it, whoever wrote it (``chats.py``
+keeps the membership). A bound scope carries the chats its user is a member of, resolved when a call
+runs (``ChatRegistry.view``); ``spec`` then admits the user's own records OR the messages (and topic
+summaries) of those chats, never other kinds. The chats only widen what the user sees inside the
+tenant, and only to chats the user is in.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import InvalidInputError
 from ..models import check_id
-from .filters import Eq, FilterSpec, IsEmpty
+from .filters import AnyOf, Condition, Eq, FilterSpec, IsEmpty
+
+#: the kinds a chat member sees across authors (other kinds stay their owner's)
+CHAT_KINDS = ("message", "topic_summary")
+
+
+def member_condition(user: str, chats: Iterable[str], *, kind: str | None = None, owner_key: str = "user_id") -> Condition:
+    """What ``user`` may see: records it owns (``owner_key``), or, when it is a member of ``chats``, the
+    messages of those chats (the topic summaries of them for ``kind="topic_summary"``)."""
+    own = Eq(owner_key, user)
+    chats = sorted(set(chats))
+    if not chats or (kind is not None and kind not in CHAT_KINDS):
+        return own
+    return AnyOf(FilterSpec.of(own), FilterSpec.of(Eq("kind", kind or "message"), Eq("chat_id", *chats)))
 
 
 def check_user_id(value: object, field: str = "user_id") -> str | None:
@@ -41,6 +62,7 @@ def check_user_id(value: object, field: str = "user_id") -> str | None:
 class Scope:
     tenant: str
     bound_user: str | None = None
+    chats: frozenset[str] = frozenset()  # the bound user's member chats, resolved per call (ChatRegistry.view)
 
     def __post_init__(self) -> None:
         check_id("tenant", self.tenant)
@@ -75,13 +97,28 @@ class Scope:
     def may_see(self, owner: str | None) -> bool:
         return self.bound_user is None or owner == self.bound_user
 
+    def sees(self, message: Any) -> bool:
+        """Whether this scope sees a stored message: unbound, its own, or one of a member chat."""
+        return self.bound_user is None or message.user_id == self.bound_user or message.chat_id in self.chats
+
+    def sees_topic(self, doc: Any) -> bool:
+        """Whether this scope sees a topic (or topic summary) document: unbound, a participant, or a member of its chat."""
+        if doc is None:
+            return False
+        return self.bound_user is None or self.bound_user in (doc.get("user_ids") or []) or doc.get("chat_id") in self.chats
+
+    def with_chats(self, chats: Iterable[str]) -> Scope:
+        """This scope with its user's member chats (what a call sees right now)."""
+        return Scope(self.tenant, self.bound_user, frozenset(chats))
+
     def spec(self, kind: str | None = None, *, owner_key: str = "user_id") -> FilterSpec:
-        """The base filter of an index query: tenant, kind and (bound) the user; narrow it with ``and_``."""
+        """The base filter of an index query: tenant, kind and (bound) the user, or the messages of the user's
+        member chats; narrow it with ``and_``."""
         conds: list = [Eq("tenant", self.tenant)]
         if kind is not None:
             conds.append(Eq("kind", kind))
         if self.bound_user is not None:
-            conds.append(Eq(owner_key, self.bound_user))
+            conds.append(member_condition(self.bound_user, self.chats, kind=kind, owner_key=owner_key))
         return FilterSpec(must=tuple(conds))
 
     def owned_spec(self, kind: str, owner: str | None, *, owner_key: str = "user_id") -> FilterSpec:
@@ -97,4 +134,4 @@ class Scope:
             )
 
 
-__all__ = ["Scope", "check_user_id"]
+__all__ = ["CHAT_KINDS", "Scope", "check_user_id", "member_condition"]

@@ -26,7 +26,8 @@ from ..index.filters import Eq, FilterSpec
 from ..index.points import point_id
 from ..topics.store import TopicStore
 from .extract import ENTITY_TYPES, build_profile, extract_entities, extract_relations
-from .graph import ENTITIES, KnowledgeStore, entity_id
+from .graph import ENTITIES, RELATIONS, KnowledgeStore, entity_id
+from .stale import KG_STATE, REEXTRACT, reextract_batch, unsupported
 
 if TYPE_CHECKING:
     from ..index import Scope
@@ -38,7 +39,6 @@ logger = logging.getLogger(__name__)
 __all__ = ["Knowledge", "KnowledgeRuntime"]
 
 KG_JOBS = "kg_jobs"
-KG_STATE = "kg_state"
 KNOWLEDGE_OPS = ("extract_entities", "extract_relations", "build_profile")
 MAX_EXTRACT_MESSAGES = 100
 ENTITY_KIND = "entity"
@@ -65,6 +65,7 @@ class KnowledgeRuntime:
         if self.core.chat_model is None:
             return done
         with self.lock:
+            self._reextract(tenant)
             while True:
                 jobs = self.core.records.list_docs(tenant, KG_JOBS, limit=50)
                 if not jobs:
@@ -76,6 +77,19 @@ class KnowledgeRuntime:
                         logger.warning("knowledge extraction of topic %s failed (%s: %s)", topic_id, type(exc).__name__, exc)
                     self.core.records.delete_docs(tenant, KG_JOBS, [topic_id])
                     done["knowledge_jobs"] += 1
+
+    def _reextract(self, tenant: str) -> None:
+        """Extract edited messages again (``knowledge.stale``): their new text confirms or adds facts."""
+        while True:
+            keys, by_chat = reextract_batch(self.core.records, tenant)
+            if not keys:
+                return
+            for msgs in by_chat.values():
+                try:
+                    self.extract_messages(tenant, msgs)
+                except Exception as exc:  # the model failed: the facts stay marked stale
+                    logger.warning("knowledge re-extraction failed (%s: %s)", type(exc).__name__, exc)
+            self.core.records.delete_docs(tenant, REEXTRACT, keys)
 
     # -- the entity index: points of kind "entity" in the engine's collection -------------------------
     def collection(self) -> IndexedCollection:
@@ -179,9 +193,10 @@ class KnowledgeRuntime:
             kn = Knowledge(self.core, scope.narrow(user_id))
             lines = kn.profile_lines(user_id)
             for e in kn.search_entities(text, k=3, vector=vector):
-                if e["relevance"] <= 0:
-                    continue
-                facts = "; ".join(f"{r['source_name']} {r['type']} {r['target_name']}" for r in kn.query_graph(e["entity_name"], max_depth=1)["edges"][:3])
+                if e["relevance"] <= 0 or unsupported({"sources": e["sources"], "stale": e["metadata"]["stale"]}):
+                    continue  # only edited or deleted messages said it
+                edges = [r for r in kn.query_graph(e["entity_name"], max_depth=1)["edges"] if not unsupported(r)]
+                facts = "; ".join(f"{r['source_name']} {r['type']} {r['target_name']}" for r in edges[:3])
                 line = f"[fact] {e['entity_name']} ({e['entity_type']}): {e['description']}" + (f" | {facts}" if facts else "")
                 lines.append(MemoryLine(line, f"kg:{e['entity_id']}"))
             return lines
@@ -194,7 +209,7 @@ class KnowledgeRuntime:
 class Knowledge:
     """The long-term tier of one engine handle (tenant, optionally bound to a user)."""
 
-    _ASYNC = ("process", "extract", "search_entities", "get_profile", "query_graph", "relations")
+    _ASYNC = ("process", "extract", "search_entities", "get_profile", "query_graph", "relations", "list_facts", "delete_fact")
 
     def __init__(self, core: Runtime, scope: Scope) -> None:
         self.core = core
@@ -258,7 +273,8 @@ class Knowledge:
             "entity_id": i, "entity_name": by_id[i]["entity_name"], "entity_type": by_id[i]["entity_type"],
             "description": by_id[i].get("description", ""), "sources": by_id[i].get("sources", []),
             "relevance": round(s, 6),
-            "metadata": {"mentions": by_id[i].get("mentions"), "chat_ids": by_id[i].get("chat_ids"), "history": by_id[i].get("history", [])},
+            "metadata": {"mentions": by_id[i].get("mentions"), "chat_ids": by_id[i].get("chat_ids"), "history": by_id[i].get("history", []),
+                         "stale": by_id[i].get("stale", [])},
         } for i, s in fused]
 
     def get_profile(self, user_id: str | None = None) -> dict[str, Any] | None:
@@ -281,7 +297,8 @@ class Knowledge:
         lines = []
         if prof.get("profile_text"):
             lines.append(MemoryLine(f"[profile] {prof['profile_text']}", f"profile:{user_id}"))
-        prefs = [f"{p['key']}={p['value']}" for p in prof.get("preferences", []) if p.get("status", "current") == "current"]
+        prefs = [f"{p['key']}={p['value']}" for p in prof.get("preferences", [])
+                 if p.get("status", "current") == "current" and not unsupported(p)]
         if prefs:
             lines.append(MemoryLine(f"[preferences] {'; '.join(prefs[:10])}", f"prefs:{user_id}"))
         return lines
@@ -305,3 +322,60 @@ class Knowledge:
         rels = [r for r in self.store.relations(self.store.edges(eid, "both")) if self._visible(r)]
         rels = [r for r in rels if include_superseded or r.get("status") != "superseded"]  # type: ignore[union-attr]
         return sorted(rels, key=lambda r: r["update_time"], reverse=True)  # type: ignore[index]
+
+    # -- listing and deleting facts (the memory viewer's "what does the bot know") ------------------------
+    def list_facts(self, *, limit: int = 1000) -> dict[str, list[dict[str, Any]]]:
+        """The entities and relations this handle may see, newest first, each with its provenance
+        (``sources``: message ids, ``chat_ids``, ``user_ids``): ``{"entities": [...], "relations": [...]}``.
+        Vectors are left out."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100_000:
+            raise InvalidInputError("limit", limit, "must be an integer from 1 to 100000", "pass e.g. limit=1000")
+        entities = [{k: v for k, v in d.items() if k != "vector"} for d in self.store.all_entities() if self._visible(d)]
+        entities.sort(key=lambda d: d.get("update_time") or "", reverse=True)
+        entities = entities[:limit]
+        rel_ids = list(dict.fromkeys(r for e in entities for r in self.store.edges(e["entity_id"], "out")))
+        relations = [r for r in self.store.relations(rel_ids) if self._visible(r)]
+        relations.sort(key=lambda r: r.get("update_time") or "", reverse=True)  # type: ignore[union-attr]
+        return {"entities": entities, "relations": relations[:limit]}  # type: ignore[dict-item]
+
+    def delete_fact(self, fact_id: str) -> dict[str, Any]:
+        """Delete an entity (``e-...``: with every relation touching it) or a relation (``r-...``).
+
+        A handle bound to a user forgets a fact shared with other users only for itself: the user leaves
+        the fact's ``user_ids`` (the others keep it); a fact only that user's messages produced is deleted.
+        The entity's search point goes with it, so ``search_entities`` and the context no longer find it.
+
+        Returns:
+            ``{"fact_id", "kind": "entity" | "relation", "deleted": bool, "relations_deleted": int}``
+            (``deleted=False``: forgotten for the bound user only).
+
+        Raises:
+            InvalidInputError: ``fact_id`` is not an entity or relation id.
+            NotFoundError: no such fact visible to this handle.
+        """
+        check_id("fact_id", fact_id)
+        kind = "entity" if fact_id.startswith("e-") else "relation" if fact_id.startswith("r-") else None
+        if kind is None:
+            raise InvalidInputError("fact_id", fact_id, "is not a fact id (entities start with e-, relations with r-)",
+                                    "take the id from mem.knowledge.list_facts()")
+        with self.rt.lock:
+            doc = (self.store.entities if kind == "entity" else self.store.relations)([fact_id])[0]
+            if not self._visible(doc):
+                raise NotFoundError(f"fact_id={fact_id!r} does not exist in tenant {self.tenant!r}; list facts with mem.knowledge.list_facts()")
+            assert doc is not None
+            bound = self.scope.bound_user
+            out = {"fact_id": fact_id, "kind": kind, "deleted": True, "relations_deleted": 0}
+            if bound is not None and set(doc.get("user_ids") or []) - {bound}:  # shared: forgotten for this user only
+                doc["user_ids"] = [u for u in doc["user_ids"] if u != bound]
+                coll = ENTITIES if kind == "entity" else RELATIONS
+                self.core.records.put_docs(self.tenant, coll, {fact_id: doc})
+                if kind == "entity":
+                    self.rt.index_entities(self.tenant, [doc])
+                out["deleted"] = False
+            elif kind == "entity":
+                out["relations_deleted"] = self.store.delete_entity(fact_id)
+                self.rt.collection().delete(ids=[point_id(self.tenant, ENTITY_KIND, fact_id)])
+            else:
+                out["relations_deleted"] = self.store.delete_relations([doc])
+        logger.info("knowledge: fact %s %s", fact_id, "deleted" if out["deleted"] else "forgotten for the bound user")
+        return out

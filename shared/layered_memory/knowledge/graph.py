@@ -44,6 +44,18 @@ def _merge_list(old: Sequence[str], new: Sequence[str], cap: int = MAX_SOURCES) 
     return list(dict.fromkeys([*old, *new]))[-cap:]
 
 
+def unsupported(doc: dict[str, Any]) -> bool:
+    """Whether only stale messages support the fact: every source was edited or deleted since (``stale.py``)."""
+    stale = {w.get("message_id") for w in doc.get("stale") or []}
+    return bool(stale) and set(doc.get("sources") or []) <= stale
+
+
+def confirm(doc: dict[str, Any], message_ids: Sequence[str]) -> None:
+    """A new extraction read these messages and found the fact again: their stale entries go."""
+    if doc.get("stale"):
+        doc["stale"] = [w for w in doc["stale"] if w.get("message_id") not in message_ids]
+
+
 class KnowledgeStore:
     def __init__(self, records: RecordStore, tenant: str) -> None:
         self.records = records
@@ -75,6 +87,23 @@ class KnowledgeStore:
     def profile(self, user_id: str) -> dict[str, Any] | None:
         return self.records.get_docs(self.tenant, PROFILES, [user_id])[0]
 
+    # -- deletes (``Knowledge.delete_fact``) ----------------------------------------------------------
+    def delete_relations(self, rels: Sequence[dict[str, Any]]) -> int:
+        """Remove relations and their adjacency rows (both directions)."""
+        if not rels:
+            return 0
+        self.records.delete_docs(self.tenant, OUT, [f"{r['source_id']}|{r['relation_id']}" for r in rels])
+        self.records.delete_docs(self.tenant, IN, [f"{r['target_id']}|{r['relation_id']}" for r in rels])
+        return self.records.delete_docs(self.tenant, RELATIONS, [r["relation_id"] for r in rels])
+
+    def delete_entity(self, eid: str) -> int:
+        """Remove an entity and every relation touching it (they would point at nothing). Returns the
+        number of relations removed."""
+        rels = [r for r in self.relations(self.edges(eid, "both")) if r is not None]
+        removed = self.delete_relations(rels)
+        self.records.delete_docs(self.tenant, ENTITIES, [eid])
+        return removed
+
     # -- incremental writes -------------------------------------------------------------------------
     def upsert_entities(self, items: Sequence[dict[str, Any]], *, now: str, chat_id: str, authors: dict[str, str],
                         vectors: Sequence[Sequence[float]] | None = None) -> list[dict[str, Any]]:
@@ -97,6 +126,7 @@ class KnowledgeStore:
                 doc["description"] = e["description"]
             if doc.get("entity_type") == "OTHER" and e["entity_type"] != "OTHER":
                 doc["entity_type"] = e["entity_type"]
+            confirm(doc, e["message_ids"])  # read again and found again: no longer stale for those messages
             doc["mentions"] = int(doc.get("mentions", 0)) + e["mentions"]
             doc["confidence"] = max(float(doc.get("confidence", 0)), e["confidence"])
             doc["sources"] = _merge_list(doc["sources"], e["message_ids"])
@@ -123,6 +153,7 @@ class KnowledgeStore:
                 "target": r["target_entity"], "relation_type": r["relation_type"], "sources": [], "chat_ids": [],
                 "user_ids": [], "create_time": now,
             }
+            confirm(doc, r["message_ids"])
             doc.update({
                 "description": r["description"] or doc.get("description", ""), "confidence": r["confidence"],
                 "exclusive": r["exclusive"], "status": "current", "superseded_by": None, "valid_until": None,
@@ -211,5 +242,5 @@ class KnowledgeStore:
             "edges": [{"id": r["relation_id"], "source": r["source_id"], "target": r["target_id"], "source_name": r["source"],
                        "target_name": r["target"], "type": r["relation_type"], "description": r.get("description", ""),
                        "status": r.get("status", "current"), "superseded_by": r.get("superseded_by"),
-                       "sources": r.get("sources", [])} for r in edges.values()],
+                       "sources": r.get("sources", []), "stale": r.get("stale", [])} for r in edges.values()],
         }

@@ -89,6 +89,41 @@ def _approximate_truncate(text: str, max_tokens: int) -> str:
     return text
 
 
+# --------------------------------------------------------------------------- grapheme-safe cuts
+
+
+def grapheme_ends(text: str) -> list[int]:
+    """The end offset of each user-perceived character (Unicode extended grapheme cluster: a ZWJ emoji
+    sequence, a flag, a letter with its combining marks) of ``text``; cuts at these never split one."""
+    import regex  # a dependency of tiktoken; the stdlib has no grapheme segmentation
+
+    return [m.end() for m in regex.finditer(r"\X", text)]
+
+
+def fit_to_tokens(text: str, budget: int, count: Callable[[str], int], ellipsis: str = "…") -> str | None:
+    """``text`` if it counts at most ``budget`` tokens, else its longest prefix ending on a grapheme
+    boundary that fits with ``ellipsis`` appended; None when not even one character fits."""
+    if budget <= 0:
+        return None
+    if count(text) <= budget:
+        return text
+    ends = grapheme_ends(text)
+    lo, hi = 0, len(ends)  # how many graphemes to keep
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if count(text[: ends[mid - 1]] + ellipsis) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[: ends[lo - 1]] + ellipsis if lo > 0 else None
+
+
+def first_grapheme(text: str) -> str:
+    """The first user-perceived character of ``text`` (a whole ZWJ emoji, not its first code point)."""
+    ends = grapheme_ends(text[:64])  # a cluster is short; no need to segment a long text
+    return text[: ends[0]] if ends else ""
+
+
 # --------------------------------------------------------------------------- counter object
 
 

@@ -163,8 +163,9 @@ def verbatim(query: str, payloads: Sequence[dict[str, Any]]) -> np.ndarray:
 
 
 def _minmax(x: np.ndarray) -> np.ndarray:
+    """Rescaled to 0..1 over the candidates; all equal (one candidate, or a tie) are all the best: 1."""
     lo, hi = float(x.min()), float(x.max())
-    return (x - lo) / (hi - lo) if hi > lo else np.zeros_like(x)
+    return (x - lo) / (hi - lo) if hi > lo else np.ones_like(x)
 
 
 class SecondStage:

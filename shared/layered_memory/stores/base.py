@@ -47,8 +47,10 @@ class RecordStore(Protocol):
         Returns, per message, True when it was new.
         """
 
-    def update_messages(self, tenant: str, messages: Sequence[Message]) -> None:
-        """Overwrite stored messages (same chat_id and message_id), e.g. to set ``topic_id``. Keeps ``seq``.
+    def update_messages(self, tenant: str, messages: Sequence[Message], *, reindex: bool = False) -> None:
+        """Overwrite stored messages (same chat_id and message_id), e.g. to set ``topic_id``. Keeps ``seq``
+        and the pending flag; ``reindex=True`` marks them pending for indexing again in the same atomic
+        write (an edited text: the index must not keep the old one, even if the process dies next).
 
         Raises:
             NotFoundError: a message is not stored (nothing is written then).
@@ -59,6 +61,10 @@ class RecordStore(Protocol):
 
     def window(self, tenant: str, *, user_id: str, session_key: str, limit: int) -> list[Message]:
         """The last ``limit`` messages of one user's session, oldest first."""
+
+    def chat_window(self, tenant: str, *, chat_id: str, session_key: str | None = None, limit: int) -> list[Message]:
+        """The last ``limit`` messages of one chat, whoever wrote them (of one session of it when
+        ``session_key`` is given), oldest first: a group chat's window."""
 
     def scan_messages(
         self,
@@ -73,12 +79,17 @@ class RecordStore(Protocol):
         """Messages with ``seq > after_seq`` matching the given fields, by ascending seq."""
 
     def count_messages(
-        self, tenant: str, *, user_id: str | None = None, session_key: str | None = None, after_seq: int = 0
+        self, tenant: str, *, user_id: str | None = None, session_key: str | None = None, after_seq: int = 0,
+        chat_id: str | None = None,
     ) -> int:
         """How many messages match (``seq > after_seq`` when given: the topic tier's backlog)."""
 
     def delete_messages(self, tenant: str, *, user_id: str, session_key: str | None = None) -> list[MessageRef]:
         """Delete a user's messages (of one session, or all). Returns the deleted refs, by seq."""
+
+    def delete_refs(self, tenant: str, refs: Sequence[MessageRef]) -> list[MessageRef]:
+        """Delete the messages named by ``(chat_id, message_id)`` refs atomically (from every index: session,
+        user, chat, pending). Returns the refs that were stored, in the order given; missing ones are skipped."""
 
     def tenants(self) -> list[str]:
         """Every tenant that has messages or documents."""
@@ -130,6 +141,9 @@ class RecentCache(Protocol):
 
     def get(self, tenant: str, refs: Sequence[MessageRef]) -> list[Message | None]:
         """Cached messages by (chat_id, message_id), None where not cached."""
+
+    def discard(self, tenant: str, refs: Sequence[MessageRef]) -> None:
+        """Drop these messages from the cache (deleted: a read must not find them here)."""
 
     def clear(self, tenant: str) -> None: ...
 

@@ -368,8 +368,9 @@ class PostgresRecordStore:
         logger.debug("postgres put_messages tenant=%s new=%d of %d", tenant, seq - start, len(rows))
         return [seqs.get(i) is not None for i in range(len(rows))]
 
-    def update_messages(self, tenant: str, messages: Sequence[Message]) -> None:
-        """Overwrite stored messages by (chat_id, message_id), keeping ``seq`` and the indexed flag.
+    def update_messages(self, tenant: str, messages: Sequence[Message], *, reindex: bool = False) -> None:
+        """Overwrite stored messages by (chat_id, message_id), keeping ``seq``; the indexed flag too, unless
+        ``reindex`` puts them back in the index outbox (in the same transaction).
 
         Raises:
             NotFoundError: a message is not stored (nothing is written then).
@@ -380,10 +381,11 @@ class PostgresRecordStore:
         if not last:
             return
         new = [m for m, _ in last.values()]
+        pending = ", indexed = false" if reindex else ""
         with self._tx("update_messages") as cur:
             cur.execute(
                 f"UPDATE {self._s}.lm_messages m SET user_id = u.user_id, session_key = u.session_key, role = u.role,"
-                " topic_id = u.topic_id, create_time = u.create_time, body = u.body"
+                f" topic_id = u.topic_id, create_time = u.create_time, body = u.body{pending}"
                 " FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[],"
                 " %s::timestamptz[], %s::json[]) AS u(chat_id, message_id, user_id, session_key, role, topic_id,"
                 " create_time, body) WHERE m.tenant = %s AND m.chat_id = u.chat_id AND m.message_id = u.message_id"
@@ -426,6 +428,16 @@ class PostgresRecordStore:
             rows = cur.fetchall()
         return [load_message(raw, seq) for raw, seq in reversed(rows)]
 
+    def chat_window(self, tenant: str, *, chat_id: str, session_key: str | None = None, limit: int) -> list[Message]:
+        tenant, limit = check_tenant(tenant), check_limit(limit)
+        if limit == 0:
+            return []
+        where, params = self._where(tenant, None, session_key, chat_id)
+        with self._autocommit("chat_window") as cur:  # (tenant, chat_id, seq) index, newest first
+            cur.execute(f"SELECT body::text, seq FROM {self._s}.lm_messages WHERE {where} ORDER BY seq DESC LIMIT %s", (*params, limit))
+            rows = cur.fetchall()
+        return [load_message(raw, seq) for raw, seq in reversed(rows)]
+
     @staticmethod
     def _where(tenant: str, user_id: str | None, session_key: str | None, chat_id: str | None) -> tuple[str, list[Any]]:
         clauses, params = ["tenant = %s"], [tenant]
@@ -460,9 +472,10 @@ class PostgresRecordStore:
         return [load_message(raw, seq) for raw, seq in rows]
 
     def count_messages(
-        self, tenant: str, *, user_id: str | None = None, session_key: str | None = None, after_seq: int = 0
+        self, tenant: str, *, user_id: str | None = None, session_key: str | None = None, after_seq: int = 0,
+        chat_id: str | None = None,
     ) -> int:
-        where, params = self._where(check_tenant(tenant), user_id, session_key, None)
+        where, params = self._where(check_tenant(tenant), user_id, session_key, chat_id)
         with self._autocommit("count_messages") as cur:
             cur.execute(f"SELECT COUNT(*) FROM {self._s}.lm_messages WHERE {where} AND seq > %s", (*params, after_seq))
             return int(cur.fetchone()[0])
@@ -474,6 +487,20 @@ class PostgresRecordStore:
             rows = sorted(cur.fetchall())
         logger.debug("postgres delete_messages tenant=%s user=%s deleted=%d", tenant, user_id, len(rows))
         return [MessageRef(chat, mid) for _, chat, mid in rows]
+
+    def delete_refs(self, tenant: str, refs: Sequence[MessageRef]) -> list[MessageRef]:
+        tenant, pairs = check_tenant(tenant), list(dict.fromkeys(ref_pairs(refs)))
+        wanted = [p for p in pairs if "\x00" not in p[0] + p[1]]
+        if not wanted:
+            return []
+        with self._autocommit("delete_refs") as cur:
+            cur.execute(
+                f"DELETE FROM {self._s}.lm_messages m USING unnest(%s::text[], %s::text[]) AS r(c, i)"
+                " WHERE m.tenant = %s AND m.chat_id = r.c AND m.message_id = r.i RETURNING m.chat_id, m.message_id",
+                ([c for c, _ in wanted], [i for _, i in wanted], tenant),
+            )
+            gone = {(c, i) for c, i in cur.fetchall()}
+        return [MessageRef(*p) for p in pairs if p in gone]
 
     def tenants(self) -> list[str]:
         """Every tenant that ever stored a message or document (deleting everything keeps it listed)."""

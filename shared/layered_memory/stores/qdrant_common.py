@@ -21,7 +21,7 @@ from typing import Any
 
 from .._lazy import qdrant_models as models
 
-from ..errors import CapabilityError, InvalidInputError, SchemaMismatch
+from ..errors import CapabilityError, ConfigurationError, InvalidInputError, SchemaMismatch
 from .base import PAYLOAD_INDEXES, IndexHit, SparseVector, VectorPoint
 
 logger = logging.getLogger(__name__)
@@ -317,3 +317,24 @@ def check_collection_name(name: str) -> str:
             "e.g. 'messages' or 'mem_v2'",
         )
     return name
+
+
+QDRANT_SCHEMES = ("http", "https")
+
+
+def check_url(url: object) -> str:
+    """A Qdrant server url (``http(s)://host[:port][/prefix]``, or ``host:port`` for http), checked before
+    anything opens: qdrant-client's own error for a bad scheme is a bare ``ValueError: Unknown scheme``."""
+    import difflib
+
+    if not isinstance(url, str) or not url.strip():
+        raise ConfigurationError(f"qdrant url {url!r}: must be a non-empty string; e.g. http://localhost:6333")
+    scheme, sep, rest = url.strip().partition("://")
+    if sep and scheme.lower() not in QDRANT_SCHEMES:
+        guess = "https" if "s" in scheme.lower() else "http"  # "httsp", "htps": TLS was meant
+        close = difflib.SequenceMatcher(None, scheme.lower(), guess).ratio() >= 0.5
+        hint = f"did you mean {guess}://{rest}?" if close else "e.g. http://localhost:6333"
+        raise ConfigurationError(
+            f"qdrant url {url!r}: unknown scheme {scheme!r}; a Qdrant server url starts with http:// or https:// ({hint})"
+        )
+    return url.strip()

@@ -29,6 +29,7 @@ from ..errors import (
     BackendError,
     BackendTimeout,
     BackendUnavailable,
+    ConfigurationError,
     InvalidInputError,
     LayeredMemoryError,
     NotFoundError,
@@ -75,7 +76,11 @@ class QdrantVectorIndex:
     def from_url(cls, url: str, api_key: str | None = None, timeout: int = 10) -> QdrantVectorIndex:
         """Connect to a Qdrant server. Nothing is sent until the first call (the client's version check at
         construction is off: it would block and warn on an unreachable URL instead of raising)."""
-        client = QdrantClient(url=url, api_key=api_key, timeout=timeout, check_compatibility=False)
+        url = qc.check_url(url)
+        try:
+            client = QdrantClient(url=url, api_key=api_key, timeout=timeout, check_compatibility=False)
+        except ValueError as exc:  # what qdrant-client cannot parse beyond the scheme
+            raise ConfigurationError(f"qdrant url {url!r} is not valid ({exc}); e.g. http://localhost:6333") from None
         return cls(client, location=url)
 
     @classmethod

@@ -216,12 +216,30 @@ class RedisRecordStore:
                 "wait for the cluster to recover (a failover takes about cluster-node-timeout) or check its nodes",
                 backend="redis", op=op,
             ) from exc
+        except redis.exceptions.MovedError as exc:  # only a single-server client sees MOVED: a cluster client follows it
+            raise self._cluster_node_error(f"it answered {op} with MOVED {exc}") from None
         except redis.exceptions.ResponseError as exc:
             if str(exc).startswith("NOTFOUND "):
                 raise NotFoundError(not_stored(None, _ref(str(exc).split()[1]))) from None
             raise BackendError(f"Redis at {self.address} refused {op}: {exc}", backend="redis", op=op) from exc
         except redis.exceptions.RedisError as exc:
             raise BackendError(f"Redis {op} failed at {self.address}: {exc}", backend="redis", op=op) from exc
+
+    def _cluster_node_error(self, evidence: str) -> ConfigurationError:
+        return ConfigurationError(
+            f"Redis at {self.address} is a Redis Cluster node ({evidence}), and a redis:// url opens a single "
+            f"server; use redis+cluster://{self.address} (rediss+cluster:// with TLS, or cluster=True) so the "
+            "client follows the cluster's slots"
+        )
+
+    def _refuse_cluster_node(self) -> None:
+        """A single-server client on a cluster node works only for the keys of that node's slots: refuse it."""
+        try:
+            enabled = str(self.client.info("cluster").get("cluster_enabled", 0)) == "1"
+        except redis.exceptions.ResponseError:  # INFO disabled (some managed Redis): a MOVED reply says it later
+            return
+        if enabled:
+            raise self._cluster_node_error("cluster_enabled:1")
 
     def _wait_text(self) -> str:
         """How long a timed-out call waited: socket_timeout times the attempts the client's retry makes."""
@@ -299,10 +317,13 @@ class RedisRecordStore:
 
         Raises:
             BackendUnavailable: Redis cannot be reached.
+            ConfigurationError: a single-server url (redis://) names a Redis Cluster node.
             SchemaMismatch: the keys were written by a newer layered-memory.
         """
         key = f"{self.prefix}:schema"
         with self._errors("setup"):
+            if not self.cluster:
+                self._refuse_cluster_node()
             self.client.set(key, SCHEMA_VERSION, nx=True)
             found = int(self.client.get(key) or 0)
         if found > SCHEMA_VERSION:
@@ -375,8 +396,9 @@ class RedisRecordStore:
                 original.seq = int(seq)
         return [bool(s) for s in seqs]
 
-    def update_messages(self, tenant: str, messages: Sequence[Message]) -> None:
-        """Overwrite stored messages by (chat_id, message_id), keeping ``seq`` and the pending flag.
+    def update_messages(self, tenant: str, messages: Sequence[Message], *, reindex: bool = False) -> None:
+        """Overwrite stored messages by (chat_id, message_id), keeping ``seq``; the pending flag too, unless
+        ``reindex`` puts them back in the index outbox (in the same script).
 
         Raises:
             NotFoundError: a message is not stored (nothing is written then).
@@ -385,7 +407,7 @@ class RedisRecordStore:
         rows = [dump_message(tenant, m) for m in messages]
         if rows:
             with self._errors("update_messages"):
-                self._update(keys=[base + "m"], args=self._message_args(base, rows))
+                self._update(keys=[base + "m", base + "pend"] if reindex else [base + "m"], args=self._message_args(base, rows))
             self._acked(tenant, "update_messages")
 
     def get_messages(self, tenant: str, refs: Sequence[MessageRef]) -> list[Message | None]:
@@ -404,6 +426,17 @@ class RedisRecordStore:
 
     def window(self, tenant: str, *, user_id: str, session_key: str, limit: int) -> list[Message]:
         return self._tail(tenant, f"s:{user_id}|{session_key}", limit, "window")
+
+    def chat_window(self, tenant: str, *, chat_id: str, session_key: str | None = None, limit: int) -> list[Message]:
+        """The chat's ZSET tail; with a session key, read deeper until ``limit`` of that session are found
+        (a chat usually is its own session: the first read is the answer)."""
+        limit, want = check_limit(limit), check_limit(limit)
+        while True:
+            tail = self._tail(tenant, f"c:{chat_id}", want, "chat_window")
+            found = [m for m in tail if session_key is None or m.session_key == session_key]
+            if len(found) >= limit or len(tail) < want:
+                return found[-limit:] if limit else []
+            want *= 4
 
     def _tail(self, tenant: str, zset: str, limit: int, op: str) -> list[Message]:
         """The newest ``limit`` messages of one of the tenant's ZSETs, oldest first."""
@@ -465,9 +498,16 @@ class RedisRecordStore:
         return out
 
     def count_messages(
-        self, tenant: str, *, user_id: str | None = None, session_key: str | None = None, after_seq: int = 0
+        self, tenant: str, *, user_id: str | None = None, session_key: str | None = None, after_seq: int = 0,
+        chat_id: str | None = None,
     ) -> int:
         base = self._base(tenant)
+        if chat_id is not None and user_id is None and session_key is None:
+            with self._errors("count_messages"):
+                zset = f"{base}c:{chat_id}"
+                return int(self.client.zcount(zset, f"({int(after_seq)}", "+inf") if after_seq else self.client.zcard(zset))
+        if chat_id is not None or (user_id is None and session_key is not None):  # no ZSET for the pair: count by scanning
+            return sum(1 for _ in self._matching(tenant, user_id, session_key, chat_id, after_seq, "count_messages"))
         if user_id is None and session_key is not None:  # no ZSET per bare session: count by scanning
             return sum(1 for _ in self._matching(tenant, None, session_key, None, after_seq, "count_messages"))
         if user_id is None:
@@ -487,6 +527,18 @@ class RedisRecordStore:
         self._acked(tenant, "delete_messages")
         logger.debug("redis delete_messages tenant=%s user=%s deleted=%d", tenant, user_id, len(ids))
         return [_ref(i) for i in ids]
+
+    def delete_refs(self, tenant: str, refs: Sequence[MessageRef]) -> list[MessageRef]:
+        base = self._base(tenant)
+        members = list(dict.fromkeys(_member(*pair) for pair in ref_pairs(refs)))
+        gone: list[MessageRef] = []
+        for start in range(0, len(members), _BATCH):
+            with self._errors("delete_refs"):
+                gone += [_ref(i) for i in self._delete(keys=[base + "m", base + "all", base + "pend"],
+                                                       args=[base, *members[start : start + _BATCH]])]
+        if members:
+            self._acked(tenant, "delete_refs")
+        return gone
 
     def tenants(self) -> list[str]:
         """Every tenant that ever stored a message or document (deleting everything keeps it listed)."""

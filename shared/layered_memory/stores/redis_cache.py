@@ -70,6 +70,16 @@ class RedisRecentCache:
         t = self._t(tenant)
         return self._load(self.client.mget([f"{t}m:{r[0]}|{r[1]}" for r in refs]))
 
+    def discard(self, tenant: str, refs: Sequence[MessageRef]) -> None:
+        if not refs:
+            return
+        t = self._t(tenant)
+        pipe = self.client.pipeline(transaction=False)
+        for chat_id, mid in refs:
+            pipe.delete(f"{t}m:{chat_id}|{mid}")
+            pipe.zrem(f"{t}c:{chat_id}", mid)
+        pipe.execute()
+
     def clear(self, tenant: str) -> None:
         keys = list(self.client.scan_iter(match=f"{self._t(tenant)}*", count=1000))
         for i in range(0, len(keys), 500):
@@ -98,6 +108,9 @@ class RecordStoreRecent:
 
     def get(self, tenant: str, refs: Sequence[MessageRef]) -> list[Message | None]:
         return self.store.get_messages(tenant, refs) if refs else []
+
+    def discard(self, tenant: str, refs: Sequence[MessageRef]) -> None:
+        return None  # the store's own delete removed them
 
     def clear(self, tenant: str) -> None:
         return None  # the store's own deletes remove the messages

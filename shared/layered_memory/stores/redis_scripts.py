@@ -37,8 +37,8 @@ end
 return out
 """
 
-# KEYS: m. ARGV: base, then (member, json, user_id, session_key, chat_id) per message. The chat is
-# part of the member, so it never changes here.
+# KEYS: m, and pend to put the messages back in the index outbox. ARGV: base, then (member, json,
+# user_id, session_key, chat_id) per message. The chat is part of the member, so it never changes here.
 UPDATE = """
 local base = ARGV[1]
 for i = 2, #ARGV, 5 do
@@ -59,14 +59,18 @@ for i = 2, #ARGV, 5 do
     redis.call('ZADD', base .. 'u:' .. user, seq, id)
   end
   redis.call('HSET', KEYS[1], id, seq .. ':' .. ARGV[i + 1])
+  if KEYS[2] then redis.call('ZADD', KEYS[2], seq, id) end
 end
 return 1
 """
 
-# KEYS: m, all, pend, source zset (a session or a user). ARGV: base. Returns the deleted ids.
+# KEYS: m, all, pend, and the source zset (a session or a user) whose messages go. ARGV: base, then, without
+# a source zset, the members to delete. Returns the deleted members (the source's by seq, else in ARGV order).
 DELETE = """
 local base = ARGV[1]
-local ids = redis.call('ZRANGE', KEYS[4], 0, -1)
+local ids = {}
+if KEYS[4] then ids = redis.call('ZRANGE', KEYS[4], 0, -1) else for i = 2, #ARGV do ids[#ids + 1] = ARGV[i] end end
+local out = {}
 for _, id in ipairs(ids) do
   local raw = redis.call('HGET', KEYS[1], id)
   if raw then
@@ -75,11 +79,12 @@ for _, id in ipairs(ids) do
     redis.call('ZREM', base .. 'u:' .. m.user_id, id)
     redis.call('ZREM', base .. 'c:' .. m.chat_id, id)
     redis.call('HDEL', KEYS[1], id)
+    out[#out + 1] = id
   end
   redis.call('ZREM', KEYS[2], id)
   redis.call('ZREM', KEYS[3], id)
 end
-return ids
+return out
 """
 
 # KEYS: m, all, pend, upgrades hash, upgrades key zset. ARGV: base, marker key, marker json.

@@ -362,18 +362,20 @@ class SQLiteRecordStore:
         logger.debug("sqlite put_messages tenant=%s new=%d of %d", tenant, len(fresh), len(rows))
         return result
 
-    def update_messages(self, tenant: str, messages: Sequence[Message]) -> None:
-        """Overwrite stored messages by (chat_id, message_id), keeping ``seq`` and the indexed flag.
+    def update_messages(self, tenant: str, messages: Sequence[Message], *, reindex: bool = False) -> None:
+        """Overwrite stored messages by (chat_id, message_id), keeping ``seq``; the indexed flag too, unless
+        ``reindex`` puts them back in the index outbox (in the same transaction).
 
         Raises:
             NotFoundError: a message is not stored (nothing is written then).
         """
         tenant = check_tenant(tenant)
         rows = [dump_message(tenant, m) for m in messages]
+        pending = ", indexed = 0" if reindex else ""
         with self._write("update_messages") as conn:
             for msg, data in rows:
                 cur = conn.execute(
-                    "UPDATE messages SET user_id = ?, session_key = ?, create_time = ?, json = ?"
+                    f"UPDATE messages SET user_id = ?, session_key = ?, create_time = ?, json = ?{pending}"
                     " WHERE tenant = ? AND chat_id = ? AND message_id = ?",
                     (msg.user_id, msg.session_key, msg.create_time.isoformat(), data,
                      tenant, msg.chat_id, msg.message_id),
@@ -409,6 +411,13 @@ class SQLiteRecordStore:
             ).fetchall()
         return [load_message(raw, seq) for raw, seq in reversed(rows)]
 
+    def chat_window(self, tenant: str, *, chat_id: str, session_key: str | None = None, limit: int) -> list[Message]:
+        tenant, limit = check_tenant(tenant), check_limit(limit)
+        where, params = self._where(tenant, None, session_key, chat_id)
+        with self._read("chat_window") as conn:  # (tenant, chat_id, seq) index, newest first
+            rows = conn.execute(f"SELECT json, seq FROM messages WHERE {where} ORDER BY seq DESC LIMIT ?", (*params, limit)).fetchall()
+        return [load_message(raw, seq) for raw, seq in reversed(rows)]
+
     @staticmethod
     def _where(
         tenant: str, user_id: str | None, session_key: str | None, chat_id: str | None
@@ -440,9 +449,10 @@ class SQLiteRecordStore:
         return [load_message(raw, seq) for raw, seq in rows]
 
     def count_messages(
-        self, tenant: str, *, user_id: str | None = None, session_key: str | None = None, after_seq: int = 0
+        self, tenant: str, *, user_id: str | None = None, session_key: str | None = None, after_seq: int = 0,
+        chat_id: str | None = None,
     ) -> int:
-        where, params = self._where(check_tenant(tenant), user_id, session_key, None)
+        where, params = self._where(check_tenant(tenant), user_id, session_key, chat_id)
         with self._read("count_messages") as conn:
             return conn.execute(f"SELECT COUNT(*) FROM messages WHERE {where} AND seq > ?", [*params, after_seq]).fetchone()[0]
 
@@ -454,6 +464,13 @@ class SQLiteRecordStore:
             conn.execute(f"DELETE FROM messages WHERE {where}", params)
         logger.debug("sqlite delete_messages tenant=%s user=%s deleted=%d", tenant, user_id, len(ids))
         return ids
+
+    def delete_refs(self, tenant: str, refs: Sequence[MessageRef]) -> list[MessageRef]:
+        tenant, pairs = check_tenant(tenant), list(dict.fromkeys(ref_pairs(refs)))
+        with self._write("delete_refs") as conn:
+            gone = [p for p in pairs if conn.execute(
+                "DELETE FROM messages WHERE tenant = ? AND chat_id = ? AND message_id = ?", (tenant, *p)).rowcount]
+        return [MessageRef(*p) for p in gone]
 
     def tenants(self) -> list[str]:
         with self._read("tenants") as conn:

@@ -189,6 +189,19 @@ class RecordStoreConformance:
         assert store.window(A, user_id="nobody", session_key="s1", limit=5) == []
 
 
+    def test_chat_window_is_the_chats_last_messages_whoever_wrote_them(self, store: RecordStore) -> None:
+        rows = [msg(f"m{i}", user=f"u{i % 3}", chat="g1", session="g1" if i % 5 else "thread", n=i) for i in range(30)]
+        store.put_messages(A, rows + [msg("elsewhere", chat="g2", session="g1", n=31)])
+        store.put_messages(B, [msg("other-tenant", chat="g1", session="g1", tenant=B, n=32)])
+        assert ids(store.chat_window(A, chat_id="g1", limit=4)) == ["m26", "m27", "m28", "m29"]
+        in_session = [m.message_id for m in rows if m.session_key == "g1"]
+        assert ids(store.chat_window(A, chat_id="g1", session_key="g1", limit=6)) == in_session[-6:]
+        assert ids(store.chat_window(A, chat_id="g1", session_key="thread", limit=100)) == [f"m{i}" for i in range(0, 30, 5)]
+        assert store.chat_window(A, chat_id="g1", limit=0) == []
+        assert store.chat_window(A, chat_id="nowhere", limit=5) == []
+        assert ids(store.chat_window(B, chat_id="g1", limit=5)) == ["other-tenant"]
+
+
     def test_scan_filters_and_pages_by_after_seq(self, store: RecordStore) -> None:
         rows = [msg(f"m{i}", user=f"u{i % 2}", session=f"s{i % 3}", chat=f"c{i % 4}") for i in range(24)]
         store.put_messages(A, rows)
@@ -215,6 +228,16 @@ class RecordStoreConformance:
         assert store.count_messages(A, user_id="u1", session_key="s2") == 1
         assert store.count_messages(A, user_id="nobody") == 0
         assert store.count_messages(B) == 0
+
+    def test_count_messages_of_a_chat(self, store: RecordStore) -> None:
+        batch = [msg("a", chat="g"), msg("b", chat="g", user="u2"), msg("c", chat="g", session="t"), msg("d", chat="h")]
+        store.put_messages(A, batch)
+        assert store.count_messages(A, chat_id="g") == 3
+        assert store.count_messages(A, chat_id="g", session_key="s1") == 2
+        assert store.count_messages(A, chat_id="g", user_id="u2") == 1
+        assert store.count_messages(A, chat_id="g", after_seq=batch[1].seq) == 1
+        assert store.count_messages(A, chat_id="g", session_key="s1", after_seq=batch[0].seq) == 1
+        assert store.count_messages(A, chat_id="nowhere") == 0
 
     def test_count_messages_after_seq(self, store: RecordStore) -> None:
         """The topic tier's backlog: messages written after a cursor, with every filter."""
@@ -253,6 +276,45 @@ class RecordStoreConformance:
         with pytest.raises(NotFoundError, match="nope"):
             store.update_messages(A, [msg("b", topic_id="t1"), msg("nope")])
         assert store.get_messages(A, refs(["b"]))[0].topic_id is None  # type: ignore[union-attr]
+
+
+    def test_update_messages_reindex_puts_them_back_in_the_outbox(self, store: RecordStore) -> None:
+        """An edited text must be indexed again: the new text and the pending flag land in one atomic write."""
+        store.put_messages(A, [msg("a"), msg("b"), msg("c")])
+        store.mark_indexed(A, refs(["a", "b", "c"]))
+        a = store.get_messages(A, refs(["a"]))[0]
+        assert a is not None
+        store.update_messages(A, [a.model_copy(update={"content": "edited text"})], reindex=True)
+        assert mids(store.pending_index(A)) == ["a"] and store.count_pending(A) == 1
+        again = store.get_messages(A, refs(["a"]))[0]
+        assert again is not None and again.content == "edited text" and again.seq == a.seq
+        store.update_messages(A, [msg("b", topic_id="t1")])  # without reindex: the flag stays as it was
+        assert mids(store.pending_index(A)) == ["a"]
+        with pytest.raises(NotFoundError, match="nope"):
+            store.update_messages(A, [msg("c", content="changed"), msg("nope")], reindex=True)
+        assert mids(store.pending_index(A)) == ["a"]  # nothing of the failed batch was written
+        assert store.get_messages(A, refs(["c"]))[0].content == "text of c"  # type: ignore[union-attr]
+        store.mark_indexed(A, refs(["a"]))
+        assert store.pending_index(A) == [] and store.pending_index(B) == []
+
+
+    def test_delete_refs_deletes_only_the_named_messages(self, store: RecordStore) -> None:
+        """One message of a session goes (a platform's delete); the same id in another chat or tenant stays."""
+        store.put_messages(A, [msg("a", n=1), msg("b", n=2), msg("c", n=3), msg("b", chat="c2", n=4), msg("d", user="u2", n=5)])
+        store.put_messages(B, [msg("b", tenant=B)])
+        store.mark_indexed(A, refs(["a"]))
+        assert store.delete_refs(A, [("s1", "b"), ("s1", "nope"), ("s1", "b"), ("s1", "a")]) == [MessageRef("s1", "b"), MessageRef("s1", "a")]
+        assert store.get_messages(A, [("s1", "a"), ("s1", "b"), ("c2", "b")])[:2] == [None, None]
+        assert store.get_messages(A, [("c2", "b")])[0] is not None and store.get_messages(B, refs(["b"]))[0] is not None
+        assert ids(store.window(A, user_id="u1", session_key="s1", limit=10)) == ["c", "b"]
+        assert ids(store.scan_messages(A, user_id="u1")) == ["c", "b"] and ids(store.scan_messages(A, chat_id="s1")) == ["c", "d"]
+        assert store.count_messages(A) == 3 and store.count_messages(A, user_id="u1", session_key="s1") == 2
+        assert sorted(mids(store.pending_index(A))) == ["b", "c", "d"]  # b of chat c2
+        assert store.delete_refs(A, []) == [] and store.delete_refs(A, [("s1", "a")]) == []
+        with pytest.raises(InvalidInputError, match="chat_id, message_id"):
+            store.delete_refs(A, ["c"])  # type: ignore[list-item]
+        assert store.put_messages(A, [msg("a", content="again")]) == [True]  # a deleted id can be stored again
+        assert store.get_messages(A, refs(["a"]))[0].content == "again"  # type: ignore[union-attr]
 
 
     def test_tenant_isolation_in_every_method(self, store: RecordStore) -> None:
@@ -432,6 +494,9 @@ class RecordStoreConformance:
             store.update_messages(A, [msg("m4", chat="c1", n=4, topic_id="t-1")])
             assert cache.get(A, refs(["m4"], "c1"))[0].topic_id == "t-1"  # type: ignore[union-attr]
             assert ids(cache.recent(B, "c1", 10)) == ["m9"]
+            store.delete_refs(A, refs(["m4"], "c1"))
+            cache.discard(A, refs(["m4"], "c1"))
+            assert cache.get(A, refs(["m4"], "c1")) == [None] and ids(cache.recent(A, "c1", 3)) == ["m1", "m2", "m3"]
             return
         cache.push(A, [msg(f"m{i}", chat="c1", n=i) for i in range(5)])
         cache.push(B, [msg("m9", chat="c1", tenant=B)])
@@ -446,6 +511,10 @@ class RecordStoreConformance:
             self._opened.append(other)
             other_cache = other.recent_cache(size=3, ttl=60)
             assert other_cache is not None and ids(other_cache.recent(A, "c1", 10)) == ["m2", "m3", "m4"]
+        cache.discard(A, refs(["m4", "m3", "never-cached"], "c1"))  # a deleted message: no read may find it
+        cache.discard(A, [])
+        assert cache.get(A, refs(["m4", "m3"], "c1")) == [None, None] and ids(cache.recent(A, "c1", 10)) == ["m2"]
+        assert ids(cache.recent(B, "c1", 10)) == ["m9"]
         cache.clear(A)
         assert cache.recent(A, "c1", 10) == [] and ids(cache.recent(B, "c1", 10)) == ["m9"]
         cache.clear(B)

@@ -6,7 +6,8 @@ top-k, weighted RRF, per-point filter predicates) over ``DATA``, 400 points in 4
 
     class TestMyIndex(VectorIndexConformance):
         @pytest.fixture(scope="class")
-        def new_index(self, tmp_path_factory):
+        @classmethod  # a class-scoped fixture is a classmethod (pytest 9 deprecates instance methods)
+        def new_index(cls, tmp_path_factory):
             return lambda: MyVectorIndex(tmp_path_factory.mktemp("vectors"))  # empty, new storage per call
 
 A test may be overridden only with ``@pytest.mark.xfail(reason=...)``.
@@ -226,12 +227,14 @@ class VectorIndexConformance:
         forbid_silent_overrides(cls, VectorIndexConformance)
 
     @pytest.fixture(scope="class")
-    def new_index(self) -> Callable[[], VectorIndex]:
+    @classmethod
+    def new_index(cls) -> Callable[[], VectorIndex]:
         """Override (class-scoped): a function opening an empty VectorIndex on new storage at each call."""
         pytest.fail("override the class-scoped `new_index` fixture")
 
     @pytest.fixture(scope="class")
-    def loaded(self, new_index: Callable[[], VectorIndex]) -> Iterator[VectorIndex]:
+    @classmethod
+    def loaded(cls, new_index: Callable[[], VectorIndex]) -> Iterator[VectorIndex]:
         """A read-only index holding DATA, shared by the read tests of the class."""
         index = new_index()
         index.ensure_collection(COL, dense_dim=DIM)

@@ -39,6 +39,7 @@ from .llm import ModelCaller
 from .recall import MessageReader, short_term
 from .deep_search import TopicHit, TopicSearchResult, fuse_topics, quality_brief, summary_hit
 from .store import TOPIC_MSGS, TopicStore, seq_key
+from .edits import rethread
 from .summaries import Summarizer, due_by_schedule
 from .threading import Threader, sweep_idle
 
@@ -127,6 +128,7 @@ class TopicRuntime:
         if not self.settings.enabled:
             return done
         with self.lock:
+            done["rethreaded"] = rethread(self, tenant)  # edited messages that no longer fit their topic: threaded again below
             while True:
                 n = self.thread_batch(tenant)
                 done["threaded"] += n
@@ -274,16 +276,18 @@ class TopicRuntime:
         return len(items) + len(log)
 
     # -- context source (mid tier) -------------------------------------------------------------------
-    def memory_lines(self, tenant: str, user_id: str, text: str, vector: Any) -> list[MemoryLine]:
-        """The context's mid tier: the user's topic summaries closest to ``text``."""
+    def memory_lines(self, view: Scope, text: str, vector: Any) -> list[MemoryLine]:
+        """The context's mid tier: the topic summaries closest to ``text`` that ``view``'s user sees (the
+        topics they took part in and those of their member chats)."""
         if not self.settings.enabled:
             return []
         try:
-            hits = self.summarizer(tenant).search(text, user_id=user_id, k=3, vector=vector)
+            hits = self.summarizer(view.tenant).search(text, user_id=view.bound_user, k=3, vector=vector, chats=view.chats)
         except Exception as exc:
             logger.warning("topic summary search failed (%s)", type(exc).__name__)
             return []
-        return [MemoryLine(f"[topic: {p.get('title')}] {p.get('text')}", str(p.get("summary_id") or p.get("id"))) for p, _ in hits]
+        return [MemoryLine(f"[topic: {p.get('title')}] {p.get('text')}", str(p.get("summary_id") or p.get("id")))
+                for p, _ in hits if not p.get("stale")]  # stale: quotes an edited or deleted message until rewritten
 
 
 def _to_topic(doc: dict[str, Any]) -> Topic:
@@ -324,21 +328,24 @@ class Topics:
         self.store = self.rt.store(scope.tenant)
         self._process_all = process  # the engine's whole process() (the worker runs it), given by the facade
 
+    def _view(self) -> Scope:
+        """This handle's scope with its user's member chats as they are now (a member sees the chat's topics)."""
+        return self.core.chats.view(self.scope)
+
     def _message(self, message_id: str, chat_id: str) -> Message | None:
         """A stored message visible to this handle (None otherwise)."""
         ref = check_refs("message_ids", [(check_id("chat_id", chat_id), message_id)])[0]
         m = self.core.records.get_messages(self.tenant, [ref])[0]
-        return m if m is not None and self.scope.bound_user in (None, m.user_id) else None
+        return m if m is not None and self._view().sees(m) else None
 
-    def _search_messages(self, query: str, filters: Mapping[str, Any], k: int) -> SearchResult:
+    def _search_messages(self, query: str, filters: Mapping[str, Any], k: int, view: Scope | None = None) -> SearchResult:
         """The engine's message search under this handle's scope (as ``mem.search``)."""
-        plan = plan_search(self.scope.spec(), query, filters={"kind": "message", **filters}, k=k,
+        plan = plan_search((view or self._view()).spec(), query, filters={"kind": "message", **filters}, k=k,
                            max_query_chars=self.core.settings.retrieval.max_query_chars)
         return self.core.searcher.execute(plan, self.tenant)
 
-    def _visible(self, doc: dict[str, Any] | None) -> bool:
-        bound = self.scope.bound_user
-        return doc is not None and (not bound or bound in (doc.get("user_ids") or []))
+    def _visible(self, doc: dict[str, Any] | None, view: Scope | None = None) -> bool:
+        return (view or self._view()).sees_topic(doc)
 
     def _topic_doc(self, topic_id: str) -> dict[str, Any]:
         check_id("topic_id", topic_id)
@@ -376,7 +383,8 @@ class Topics:
             docs = [d for d in self.store.get(self.store.active_ids(chat_id)) if d and d.get("is_active")]
         else:
             docs = self.store.all_topics(chat_id=chat_id)
-        docs = [d for d in docs if self._visible(d)]
+        view = self._view()
+        docs = [d for d in docs if self._visible(d, view)]
         docs.sort(key=lambda d: (d["create_time"], d.get("first_seq", 0)))
         return [_to_topic(d) for d in docs]
 
@@ -407,7 +415,8 @@ class Topics:
         """The chat's latest messages from the recent-message cache (empty without one)."""
         cache = self.rt.cache
         msgs = cache.recent(self.tenant, chat_id, limit) if cache is not None else []
-        return [m for m in msgs if not self.scope.bound_user or m.user_id == self.scope.bound_user]
+        view = self._view()
+        return [m for m in msgs if view.sees(m)]
 
     def recall(self, message: str | Message, *, chat_id: str | None = None, max_messages: int | None = None) -> list[Message]:
         """Seed 2.4.3 for a stored message (or its id with ``chat_id``): reply chain (depth
@@ -432,10 +441,10 @@ class Topics:
                 )
             message = found
         s = self.rt.settings
-        bound = self.scope.bound_user
+        view = self._view()
         return short_term(
             reader, self.store, message, max_messages=max_messages or s.recall_max_messages, max_depth=s.reply_chain_depth,
-            visible=(lambda m: m.user_id == bound) if bound else None,
+            visible=view.sees if view.bound_user else None,
         )
 
     # -- summaries --------------------------------------------------------------------------------------
@@ -476,8 +485,15 @@ class Topics:
     def search_summaries(self, query: str, *, chat_id: str | None = None, user_id: str | None = None, k: int = 5) -> list[Any]:
         """Topic summaries by keyword + vector, fused (seed 3.3.3). Returns SearchHits (``meta.kind="topic_summary"``)."""
         uid = self._user_filter(user_id)
-        hits = self.rt.summarizer(self.tenant).search(query, chat_id=chat_id, user_id=uid, k=k)
+        hits = self.rt.summarizer(self.tenant).search(query, chat_id=chat_id, user_id=uid, k=k, chats=self._chats_of(uid))
         return [summary_hit(p, s) for p, s in hits]
+
+    def _chats_of(self, uid: str | None, view: Scope | None = None) -> frozenset[str]:
+        """The member chats that widen a search for ``uid``: the bound user's (an explicit ``user_id``
+        filter on an unbound handle keeps its meaning: the topics that user took part in)."""
+        if uid is None or uid != self.scope.bound_user:
+            return frozenset()
+        return (view or self._view()).chats
 
     # -- the two searches of seed 1.1 ----------------------------------------------------------------------
     def quick_search(self, query: str, *, chat_id: str | None = None, user_id: str | None = None, k: int = 5) -> SearchResult:
@@ -487,7 +503,7 @@ class Topics:
         filters: dict[str, Any] = {}
         if chat_id:
             filters["chat_id"] = chat_id
-        if uid:
+        if uid and uid != self.scope.bound_user:  # a bound handle's spec already is its user's (and member chats') messages
             filters["user_id"] = uid
         msg_res = self._search_messages(query, filters, k)
         sums = self.search_summaries(query, chat_id=chat_id, user_id=uid, k=k)
@@ -505,13 +521,15 @@ class Topics:
         """Deep search: topics ranked by their summaries and their messages, each with its summary and messages."""
         t0 = time.perf_counter()
         uid = self._user_filter(user_id)
-        sums = self.rt.summarizer(self.tenant).search(query, chat_id=chat_id, user_id=uid, k=max(k * 2, 10))
+        view = self._view()
+        chats = self._chats_of(uid, view)
+        sums = self.rt.summarizer(self.tenant).search(query, chat_id=chat_id, user_id=uid, k=max(k * 2, 10), chats=chats)
         filters: dict[str, Any] = {}
         if chat_id:
             filters["chat_id"] = chat_id
-        if uid:
+        if uid and uid != view.bound_user:  # a bound handle's spec already is its user's (and member chats') messages
             filters["user_id"] = uid
-        msg_res = self._search_messages(query, filters, 50)
+        msg_res = self._search_messages(query, filters, 50, view)
         timings = {"search": round((time.perf_counter() - t0) * 1000, 3)}
         msg_topics: list[str] = []
         hits_by_topic: dict[str, list[str]] = {}
@@ -528,7 +546,8 @@ class Topics:
         out: list[TopicHit] = []
         for tid, score in ranked:
             doc = docs.get(tid)
-            if doc is None or not self._visible(doc) or (uid and uid not in doc.get("user_ids", [])):
+            in_chat = doc is not None and doc.get("chat_id") in chats
+            if doc is None or not self._visible(doc, view) or (uid and uid not in doc.get("user_ids", []) and not in_chat):
                 continue
             # hits carry their topic_id, so they are in the topic's chat, as its membership rows are
             want = list(dict.fromkeys(hits_by_topic.get(tid, [])))[:messages_per_topic]
@@ -537,7 +556,7 @@ class Topics:
                 for r in reversed(rows):
                     if len(want) >= messages_per_topic:
                         break
-                    if r["id"] not in want and (not self.scope.bound_user or r.get("u") == self.scope.bound_user):
+                    if r["id"] not in want and (not self.scope.bound_user or in_chat or r.get("u") == self.scope.bound_user):
                         want.append(r["id"])
             refs = [MessageRef(doc["chat_id"], mid) for mid in want]
             msgs = sorted((m for m in reader.get(refs) if m is not None), key=lambda m: (m.create_time, m.seq or 0))

@@ -67,6 +67,14 @@ class InProcessRecentCache:
         with self._lock:
             return [self._alive(tenant, str(r[0]), str(r[1]), now) for r in refs]
 
+    def discard(self, tenant: str, refs: Sequence[MessageRef]) -> None:
+        with self._lock:
+            for chat_id, mid in refs:
+                self._msgs.pop((tenant, chat_id, mid), None)
+                chat = self._chats.get((tenant, chat_id))
+                if chat is not None:
+                    chat.pop(mid, None)
+
     def clear(self, tenant: str) -> None:
         with self._lock:
             for key in [k for k in self._chats if k[0] == tenant]:

@@ -82,6 +82,7 @@ def summary_hit(payload: dict[str, Any], score: float) -> SearchHit:
             "kind": "topic_summary", "topic_id": payload.get("topic_id"), "chat_id": payload.get("chat_id"),
             "title": payload.get("title"), "version": payload.get("version"), "quality": payload.get("quality"),
             "date": payload.get("timestamp") or payload.get("update_time"),
+            **({"stale": True} if payload.get("stale") else {}),  # quotes an edited or deleted message until rewritten
         },
     )
 

@@ -23,13 +23,13 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import timedelta
 from typing import Any
 
 from ..config import TopicSettings
 from ..errors import NotFoundError
-from ..evaluation import SummaryEvaluator
+from ..evaluation import Background, SummaryEvaluator
 from ..index.points import point_id, speaker
 from ..models import Message, iso, parse_time, utcnow
 from ..retrieval.analyzer import Analyzer
@@ -37,6 +37,7 @@ from ..index.background import BackgroundIndexer
 from ..index.collection import Entry, IndexedCollection
 from ..index.outbox import Target, mark, write_sparse
 from ..index.filters import Eq, FilterSpec
+from ..index.scope import member_condition
 from ..session_summaries import extractive_summary
 from .llm import ModelCaller
 from .store import TopicStore
@@ -129,13 +130,28 @@ class Summarizer:
                 logger.warning("topic summary model failed (%s); using the simple summary", type(exc).__name__)
         return simple_summary(previous, msgs, self.analyzer), "simple"
 
+    def chat_background(self, topic: dict[str, Any], msgs: Sequence[Message], evaluator: SummaryEvaluator) -> Background | None:
+        """The topic's chat around its messages (``summary_quality.background_messages`` of them, half
+        before the topic's first message, the topic's own left out): what the evaluator weighs the
+        topic's terms against (issue 24)."""
+        limit = evaluator.settings.background_messages
+        if not limit or not evaluator.settings.grounded or not msgs:
+            return None
+        first = min((m.seq for m in msgs if m.seq is not None), default=None)
+        if first is None:
+            return None
+        rest = self.store.records.scan_messages(self.store.tenant, chat_id=topic["chat_id"], after_seq=max(0, first - 1 - limit // 2), limit=limit)
+        return Background.build(self.analyzer, rest, exclude=msgs)
+
     def _checked(
-        self, title: str, segments: Sequence[Sequence[Message]], previous: str, msgs: Sequence[Message], content: str, method: str,
+        self, topic: dict[str, Any], segments: Sequence[Sequence[Message]], previous: str, msgs: Sequence[Message], content: str, method: str,
     ) -> tuple[str, str, dict[str, Any]]:
         """Score the new version; below ``retry_below`` write it once more by the seed's fallback (one
         segment instead of several, else the simple summary) and keep the better of the two."""
         assert self.evaluator is not None
-        quality = self.evaluator.evaluate(content, msgs, title)
+        title = topic["title"]
+        bg = self.chat_background(topic, msgs, self.evaluator)
+        quality = self.evaluator.evaluate(content, msgs, title, background=bg)
         if quality["overall_score"] >= self.retry_below or method != "llm":
             return content, method, quality
         alt_method = "llm_single_segment" if len(segments) > 1 else "simple"
@@ -146,7 +162,7 @@ class Summarizer:
             alt = ""
         if not alt:
             alt, alt_method = simple_summary(previous, msgs, self.analyzer), "simple"
-        alt_quality = self.evaluator.evaluate(alt, msgs, title)
+        alt_quality = self.evaluator.evaluate(alt, msgs, title, background=bg)
         attempts = [{"generation_method": method, "overall_score": quality["overall_score"]},
                     {"generation_method": alt_method, "overall_score": alt_quality["overall_score"]}]
         logger.info("topic summary scored %.3f < %.3f; retry by %s scored %.3f", quality["overall_score"], self.retry_below,
@@ -173,7 +189,7 @@ class Summarizer:
                 f"has no version {version}; versions are {[v['version'] for v in versions]}")
             raise NotFoundError(f"topic_id={topic['topic_id']!r} {what}")
         msgs, _ = self.messages_until(topic, (chosen.get("metadata") or {}).get("last_message_id"))
-        return evaluator.evaluate(chosen["content"], msgs, topic["title"])
+        return evaluator.evaluate(chosen["content"], msgs, topic["title"], background=self.chat_background(topic, msgs, evaluator))
 
     def messages_until(self, topic: dict[str, Any], last_message_id: str | None) -> tuple[list[Message], int]:
         """The messages a version summarized: the newest ``summary_max_messages`` up to ``last_message_id``."""
@@ -199,8 +215,8 @@ class Summarizer:
         if not msgs:
             logger.warning("topic %s has no messages to summarize", topic_id)
             return None
-        previous = ""
-        if total > len(msgs) and topic.get("summary_version"):
+        previous = ""  # a stale summary (an edited or deleted message) is never carried into the next version
+        if total > len(msgs) and topic.get("summary_version") and not topic.get("summary_stale"):
             prev = self.store.latest_summaries([topic]).get(topic_id)
             previous = prev["content"] if prev else ""
         t0 = time.perf_counter()
@@ -208,7 +224,7 @@ class Summarizer:
         content, method = self._generate(topic["title"], segments, previous, msgs)
         quality = None
         if self.evaluator is not None:
-            content, method, quality = self._checked(topic["title"], segments, previous, msgs, content, method)
+            content, method, quality = self._checked(topic, segments, previous, msgs, content, method)
         keywords = surface_keywords([m.content for m in msgs], self.analyzer, k=10)
         now = utcnow()
         version = int(topic.get("summary_version") or 0) + 1
@@ -230,6 +246,7 @@ class Summarizer:
             "summary_version": version, "covered_count": total, "covered_seq": max(m.seq or 0 for m in msgs),
             "last_summary_time": iso(now), "keywords": keywords,
         })
+        topic.pop("summary_stale", None)
         self.store.put([topic])
         if index:
             self.index_summaries([doc])
@@ -275,23 +292,26 @@ class Summarizer:
 
     def search(
         self, query: str, *, chat_id: str | None = None, user_id: str | None = None, k: int = 5,
-        vector: Sequence[float] | None = None, topic_ids: Sequence[str] | None = None,
+        vector: Sequence[float] | None = None, topic_ids: Sequence[str] | None = None, chats: Iterable[str] = (),
     ) -> list[tuple[dict[str, Any], float]]:
         """Latest summaries matching ``query``: BM25 and dense fused by RRF in the index (3.3.3),
         or BM25 over the stored summaries without one. Returns (payload-like doc, score), best first.
-        ``user_id`` keeps the topics that user took part in (the caller passes the scope's user)."""
+        ``user_id`` keeps the topics that user took part in or that belong to its member ``chats`` (the
+        caller passes the scope's user and chats)."""
         spec = FilterSpec.of(Eq("tenant", self.store.tenant), Eq("kind", KIND))
         if chat_id:
             spec = spec.and_(Eq("chat_id", chat_id))
         if user_id:
-            spec = spec.and_(Eq("user_ids", user_id))
+            spec = spec.and_(member_condition(user_id, chats, kind=KIND, owner_key="user_ids"))
         if topic_ids:
             spec = spec.and_(Eq("topic_id", list(topic_ids)))
         if self.coll.index is not None:
             found = self.coll.query(query, spec, k=k, vector=vector)
             return [(h.payload, h.score) for h in found.hits]
         topics = [t for t in self.store.all_topics(chat_id=chat_id) if t.get("summary_version")]
-        records = [(d["summary_id"], {**d, **self._payload(d)}, self._text(d)) for d in self.store.latest_summaries(topics).values()]
+        stale = {t["topic_id"] for t in topics if t.get("summary_stale")}
+        records = [(d["summary_id"], {**d, **self._payload(d), **({"stale": 1} if d["topic_id"] in stale else {})}, self._text(d))
+                   for d in self.store.latest_summaries(topics).values()]
         return [(h.payload, h.score) for h in self.coll.query_records(query, spec, records, k=k).hits]
 
 

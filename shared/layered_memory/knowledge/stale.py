@@ -1,0 +1,79 @@
+"""Facts whose source message was edited or deleted (``mem.edit_message`` / ``mem.delete_message``).
+
+Facts keep their provenance (``graph.py``): entities and relations carry ``sources`` (message ids) and
+``chat_ids``, a profile and its preferences their ``sources``. When a message the tier extracted from
+changes, every fact naming it gets a ``stale`` entry ``{"reason": "edit"|"delete", "chat_id", "message_id",
+"at"}``; nothing is rewritten or deleted, so the history stays readable.
+
+* The context's long tier leaves out an entity, relation or preference that only stale messages support
+  (``unsupported``: every source edited or deleted since).
+* An edited message is extracted again by the next ``process()`` (with a chat model): what its new text
+  still says confirms the facts (their ``stale`` entry for it goes), what it says now is added.
+
+A message was extracted from when it was threaded into a topic whose extraction cursor passed it, so
+messages the tier never read cost nothing here; the marking itself reads the tenant's entities and
+relations once (edits are rare, extraction keeps a few hundred facts per chat).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..models import Message, MessageRef
+from ..stores.base import RecordStore, iter_docs
+from .graph import ENTITIES, PROFILES, RELATIONS, confirm, unsupported  # noqa: F401  (re-exported)
+
+KG_STATE = "kg_state"  # the extraction cursor per topic (knowledge.api)
+REEXTRACT = "kg_reextract"  # <chat_id>|<message_id> of edited messages to extract again
+MAX_STALE = 50
+
+
+def extracted(records: RecordStore, tenant: str, topic_id: str | None, seq: int | None) -> bool:
+    """Whether the tier has read the message (its topic's extraction cursor is at or past it)."""
+    if not topic_id:
+        return False
+    state = records.get_docs(tenant, KG_STATE, [topic_id])[0]
+    return bool(state) and int(state.get("extracted_seq") or 0) >= int(seq or 0)
+
+
+def _add(doc: dict[str, Any], why: dict[str, Any]) -> dict[str, Any]:
+    doc["stale"] = ([w for w in doc.get("stale") or [] if w != why] + [why])[-MAX_STALE:]
+    return doc
+
+
+def mark_stale(records: RecordStore, tenant: str, ref: MessageRef, user_id: str, why: dict[str, Any]) -> int:
+    """Mark every fact extracted from the message at ``ref`` (written by ``user_id``). Idempotent. Returns
+    how many facts (entities, relations, the profile) were marked."""
+    marked = 0
+    for collection in (ENTITIES, RELATIONS):
+        hits = {k: _add(d, why) for k, d in iter_docs(records, tenant, collection)
+                if ref.message_id in (d.get("sources") or []) and ref.chat_id in (d.get("chat_ids") or [])}
+        if hits:
+            records.put_docs(tenant, collection, hits)
+            marked += len(hits)
+    profile = records.get_docs(tenant, PROFILES, [user_id])[0]
+    if profile and ref.message_id in (profile.get("sources") or []):
+        for pref in profile.get("preferences") or []:
+            if ref.message_id in (pref.get("sources") or []):
+                _add(pref, why)
+        records.put_docs(tenant, PROFILES, {user_id: _add(profile, why)})
+        marked += 1
+    return marked
+
+
+def queue_reextract(records: RecordStore, tenant: str, msg: Message) -> None:
+    records.put_docs(tenant, REEXTRACT, {f"{msg.chat_id}|{msg.message_id}": {"chat_id": msg.chat_id, "message_id": msg.message_id}})
+
+
+def reextract_batch(records: RecordStore, tenant: str, limit: int = 50) -> tuple[list[str], dict[str, list[Message]]]:
+    """The queued keys and the stored messages behind them, by chat (one extraction per chat)."""
+    rows = records.list_docs(tenant, REEXTRACT, limit=limit)
+    found = records.get_messages(tenant, [MessageRef(d["chat_id"], d["message_id"]) for _, d in rows]) if rows else []
+    by_chat: dict[str, list[Message]] = {}
+    for m in found:
+        if m is not None:
+            by_chat.setdefault(m.chat_id, []).append(m)
+    return [k for k, _ in rows], by_chat
+
+
+__all__ = ["KG_STATE", "REEXTRACT", "confirm", "extracted", "mark_stale", "queue_reextract", "reextract_batch", "unsupported"]

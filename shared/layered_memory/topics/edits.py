@@ -1,0 +1,164 @@
+"""The topic tier's side of ``mem.edit_message`` / ``mem.delete_message`` (``layered_memory.edits`` calls it).
+
+* An edited text in a threaded message: the topic's summary, when it covers the message, is marked stale
+  (``summary_stale`` on the topic, a summary job with the trigger ``"edit"``, ``stale`` on its index point so
+  the context leaves it out) and rewritten by the next ``process()`` without the old version's text; and the
+  message is queued for **re-threading** (``topic_rethread``). ``rethread`` (run by ``process()`` before
+  threading) keeps it in its topic when it still fits (a reply into the topic, a message too short to judge,
+  or a similarity to the topic above ``ambiguous_threshold``), else takes it out (membership row, counter,
+  ``topic_id`` on the record) and queues it for threading again, which places it like a new message.
+* A deleted message leaves its topic (membership row, counter, recent ids); the summary that covered it is
+  marked stale; a topic left without messages goes with its summaries and their point (its title came from
+  the deleted text).
+
+Every step is idempotent: the engine's delete intent (or the ``topic_rethread`` marker, removed last) runs it
+again after a crash.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from ..index.points import point_id
+from ..models import Message, MessageRef
+from .store import ACTIVE, JOBS, SUMMARIES, TOPIC_MSGS, TOPICS, TopicStore, seq_key
+from .summaries import KIND
+from .threading import Threader, content_terms, rank_topics
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
+    from .api import TopicRuntime
+
+logger = logging.getLogger(__name__)
+
+RETHREAD = "topic_rethread"  # <seq:012d>|<chat_id>|<message_id> -> {"chat_id", "message_id", "topic_id"}
+_ALL = 10**9
+
+
+def _covers(topic: dict[str, Any], seq: int | None) -> bool:
+    """Whether the topic's latest summary was written over the message at ``seq`` (or after it)."""
+    return bool(topic.get("summary_version")) and int(seq or 0) <= int(topic.get("covered_seq") or 0)
+
+
+def _mark_summary_stale(core: Runtime, store: TopicStore, topic: dict[str, Any], why: dict[str, Any]) -> None:
+    """The topic's summary quotes a changed message: marked, queued for a rewrite, its point flagged."""
+    stale = [w for w in topic.get("summary_stale") or [] if w != why] + [why]
+    topic["summary_stale"] = stale[-20:]
+    store.add_jobs({topic["topic_id"]: why["reason"]})
+    if core.index is not None:
+        try:
+            core.index.set_payload(core.indexer.collection, [point_id(store.tenant, KIND, topic["topic_id"])], {"stale": 1})
+        except Exception as exc:  # no point yet (or the index is down): the context reads the topic's flag next time
+            logger.debug("flagging the summary point of topic %s failed (%s)", topic["topic_id"], exc)
+
+
+def _leave(core: Runtime, store: TopicStore, topic: dict[str, Any], chat_id: str, message_id: str, seq: int | None,
+           why: dict[str, Any] | None) -> None:
+    """The message leaves the topic: membership row, counter, recent ids; a topic left empty goes."""
+    tid = topic["topic_id"]
+    core.records.delete_docs(store.tenant, TOPIC_MSGS, [f"{tid}|{seq_key(seq)}"])
+    count = store.member_count(tid)
+    if count == 0:
+        drop_topic(core, store, topic)
+        return
+    topic["message_count"] = count
+    topic["recent"] = [i for i in topic.get("recent") or [] if i != message_id]
+    topic["user_ids"] = sorted({r["u"] for r in store.members(tid) if r.get("u")})  # who still took part
+    if why is not None and _covers(topic, seq):
+        _mark_summary_stale(core, store, topic, why)
+    store.put([topic])
+
+
+def drop_topic(core: Runtime, store: TopicStore, topic: dict[str, Any]) -> None:
+    """Remove a topic with no messages left: its document, active row, jobs, summary versions and point."""
+    tid, tenant = topic["topic_id"], store.tenant
+    versions = [k for k, _ in core.records.list_docs(tenant, SUMMARIES, prefix=f"{tid}|", limit=_ALL)]
+    if versions:
+        core.records.delete_docs(tenant, SUMMARIES, versions)
+    core.records.delete_docs(tenant, JOBS, [tid])
+    core.records.delete_docs(tenant, ACTIVE, [f"{topic['chat_id']}|{tid}"])
+    core.records.delete_docs(tenant, TOPICS, [tid])
+    if core.index is not None:  # a failure leaves an orphan point: the open check and the doctor remove it
+        core.index.delete(core.indexer.collection, ids=[point_id(tenant, KIND, tid)])
+    logger.info("topic %s of tenant %s removed: its last message was deleted or moved", tid, tenant)
+
+
+# -- called by layered_memory.edits (under the engine's write lock) ----------------------------------------
+def on_edited(core: Runtime, tenant: str, msg: Message, why: dict[str, Any]) -> None:
+    """A threaded message's text changed: stale summary, and a re-threading check at the next ``process()``."""
+    if not core.settings.topics.enabled or not msg.topic_id:
+        return  # not threaded yet: threading reads the new text
+    store = TopicStore(core.records, tenant)
+    topic = store.get([msg.topic_id])[0]
+    if topic is None:
+        return
+    if _covers(topic, msg.seq):
+        _mark_summary_stale(core, store, topic, why)
+        store.put([topic])
+    core.records.put_docs(tenant, RETHREAD, {
+        f"{seq_key(msg.seq)}|{msg.chat_id}|{msg.message_id}": {"chat_id": msg.chat_id, "message_id": msg.message_id, "topic_id": msg.topic_id},
+    })
+
+
+def on_deleted(core: Runtime, tenant: str, gone: dict[str, Any], why: dict[str, Any]) -> None:
+    """A deleted message (``gone``: chat_id, message_id, seq, topic_id of the record) leaves its topic."""
+    core.records.delete_docs(tenant, RETHREAD, [f"{seq_key(gone['seq'])}|{gone['chat_id']}|{gone['message_id']}"])
+    if not gone.get("topic_id"):
+        return
+    store = TopicStore(core.records, tenant)
+    topic = store.get([gone["topic_id"]])[0]
+    if topic is not None:
+        _leave(core, store, topic, gone["chat_id"], gone["message_id"], gone["seq"], why)
+
+
+# -- process(): re-threading of edited messages ----------------------------------------------------------
+def _fits(rt: TopicRuntime, tenant: str, store: TopicStore, topic: dict[str, Any], msg: Message) -> bool:
+    """Whether an edited message still belongs to its topic (see the module docstring)."""
+    s = rt.settings
+    if msg.reply_ref is not None:
+        parent = rt.core.records.get_messages(tenant, [msg.reply_ref])[0]
+        if parent is not None and parent.topic_id == topic["topic_id"]:
+            return True  # the reply chain decides, whatever the words
+    terms = rt.core.analyzer.terms(msg.content)
+    if content_terms(terms) < s.min_terms:
+        return True
+    th = Threader(store, rt.core.analyzer, s, rt.caller(), embedder=rt.core.embedder)  # its similarity calibration
+    vector = rt._vectors(tenant, [msg]).get(msg.ref)
+    ranked = rank_topics([topic], vector=vector, terms=terms, floor=th.floor, topical=th.topical, latest_id=None,
+                         gap_seconds=None, settings=s)
+    return ranked[0][1] > s.ambiguous_threshold
+
+
+def rethread(rt: TopicRuntime, tenant: str) -> int:
+    """Check every queued edited message against its topic; a message that no longer fits leaves it and is
+    queued for threading (``thread_batch`` places it). Returns how many left their topic."""
+    core = rt.core
+    store = rt.store(tenant)
+    moved = 0
+    while rows := core.records.list_docs(tenant, RETHREAD, limit=100):
+        for key, mark in rows:
+            ref = MessageRef(mark["chat_id"], mark["message_id"])
+            msg = core.records.get_messages(tenant, [ref])[0]
+            old = store.get([mark["topic_id"]])[0]
+            # decided outside the write lock (it may embed the message)
+            fits = msg is None or old is None or msg.topic_id != old["topic_id"] or _fits(rt, tenant, store, old, msg)
+            with core.write_lock:
+                if core.records.get_messages(tenant, [ref])[0] != msg:
+                    continue  # edited or threaded meanwhile: decided again (the marker is still there)
+                if msg is not None and old is not None and msg.topic_id != old["topic_id"]:
+                    # moved by a run that stopped before removing this marker: the old row must not stay
+                    if core.records.get_docs(tenant, TOPIC_MSGS, [f"{old['topic_id']}|{seq_key(msg.seq)}"])[0] is not None:
+                        _leave(core, store, old, msg.chat_id, msg.message_id, msg.seq, None)
+                elif msg is not None and old is not None and not fits:
+                    store.enqueue([(msg.seq, msg.message_id, msg.chat_id)])  # first: a stop after it threads it again
+                    core.records.update_messages(tenant, [msg.model_copy(update={"topic_id": None})])
+                    _leave(core, store, old, msg.chat_id, msg.message_id, msg.seq, None)
+                    moved += 1
+                core.records.delete_docs(tenant, RETHREAD, [key])
+    if moved:
+        logger.info("re-threading: %d edited messages of tenant %s left their topic", moved, tenant)
+    return moved
+
+
+__all__ = ["RETHREAD", "drop_topic", "on_deleted", "on_edited", "rethread"]

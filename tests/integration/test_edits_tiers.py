@@ -1,0 +1,201 @@
+"""What an edit or a delete does to the tiers derived from a message (issue 24, "Edits"): the session summary
+and the topic summary that quote it are marked stale, left out of the context and rewritten without the old
+text; an edited message is re-threaded when it no longer fits its topic; long-term facts extracted from it
+are marked stale (left out of the context when nothing else supports them) and the new text is extracted
+again. The chat model is scripted: it answers each tier's prompt from the words it was shown."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+
+from layered_memory import LayeredMemory, LayeredMemorySettings
+from layered_memory.config import TopicSettings
+from layered_memory.testing import HashEmbedder
+
+T0 = datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc)
+CITIES = ("Zurich", "Kazan", "Lisbon")
+OLD = "zebrafault"  # the word an edit or a delete must take out of every summary
+
+
+class Scripted:
+    """A chat model that answers from the words of its prompt (a summary repeats the cities and the canary
+    it was shown; extraction finds the cities; the judge gives 8)."""
+
+    name = "edits-scripted"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def complete(self, prompt: str, *, system: str | None = None, operation: str | None = None) -> str:
+        self.calls += 1
+        head = prompt.lstrip()
+        shown = [w for w in (*CITIES, OLD, "deploy", "payments") if w in prompt]
+        if head.startswith("Write a short title"):
+            return "Trip and deploy"
+        if head.startswith("Extract the important entities"):
+            return json.dumps({"entities": [{"entity_name": c, "entity_type": "LOCATION", "description": f"the city {c}"}
+                                            for c in CITIES if c in prompt]})
+        if head.startswith("Extract the relations"):
+            return json.dumps({"relations": []})
+        if head.startswith("Build a profile"):
+            return json.dumps({"profile_text": "travels a lot", "preferences": [{"key": "city", "value": c} for c in CITIES if c in prompt],
+                               "traits": []})
+        if head.startswith("Rate how well"):
+            return "8"
+        if head.startswith(("Summarize", "Merge", "You maintain")):
+            return "Summary: " + " ".join(shown)
+        return "1"
+
+
+def rows(texts: list[str], chat: str = "c1", user: str = "u1", *, replies: bool = False) -> list[dict[str, Any]]:
+    """Messages m0, m1, ...; ``replies``: each replies to the one before (one topic, whatever the words)."""
+    return [{"message_id": f"m{i}", "chat_id": chat, "user_id": user, "role": "user" if i % 2 == 0 else "assistant",
+             "content": t, "create_time": T0 + timedelta(minutes=i), "reply_message_id": f"m{i - 1}" if replies and i else None}
+            for i, t in enumerate(texts)]
+
+
+TRIP = [f"we fly to Zurich for the payments {OLD} review", "the Zurich flight leaves at nine",
+        "book the hotel in Zurich near the station", "the Zurich hotel is booked", "pack warm clothes for Zurich",
+        "the Zurich trip is all set"]
+
+
+def make(tmp_path: Any, *, model: Any = None, embedder: Any = None) -> LayeredMemory:
+    s = LayeredMemorySettings(index_mode="sync", topics=TopicSettings(summary_every_messages=3))
+    s.memory.short_term_window = 2
+    s.memory.summary_threshold_messages = 3
+    chat = model.complete if model is not None else None  # a str -> str callable: the engine wraps it
+    return LayeredMemory.embedded(tmp_path, embedder=embedder or HashEmbedder(), chat_model=chat, settings=s)
+
+
+def summary_line(mem: LayeredMemory, user: str = "u1", session: str = "c1") -> str | None:
+    ctx = mem.get_context_for_user(user, session, include_vector=False)
+    return next((c.content for c in ctx if c.kind == "summary"), None)
+
+
+@pytest.mark.parametrize("change", ["edit", "delete"])
+def test_session_summary_without_a_chat_model_is_rebuilt_at_once(tmp_path: Any, change: str) -> None:
+    mem = make(tmp_path)
+    mem.add_messages(rows(TRIP))
+    assert OLD in (summary_line(mem) or "")
+    if change == "edit":
+        mem.edit_message("c1", "m0", content="we fly to Zurich for the payments review")
+    else:
+        assert mem.delete_message("c1", "m0")
+    quality = mem.get_summary_quality("u1", "c1")
+    assert quality is not None and [w["message_id"] for w in quality["stale"]] == ["m0"]
+    line = summary_line(mem)  # the extractive summary is cheap: rebuilt by the context itself
+    assert line and OLD not in line and "Zurich" in line
+    assert mem.get_summary_quality("u1", "c1")["stale"] == []
+    assert OLD not in (mem.get_summary("u1", "c1") or "")
+    mem.close()
+
+
+def test_session_summary_with_a_chat_model_is_left_out_until_process(tmp_path: Any) -> None:
+    mem = make(tmp_path, model=Scripted())
+    mem.add_messages(rows(TRIP))
+    mem.process()
+    assert OLD in (summary_line(mem) or "")
+    mem.edit_message("c1", "m0", content="we fly to Zurich for the payments review")
+    assert summary_line(mem) is None  # stale: it quotes the replaced text
+    assert mem.get_summary_quality("u1", "c1")["stale"]
+    mem.close()
+    with make(tmp_path, model=Scripted()) as again:  # a new process: the stale mark is durable
+        again.process()
+        line = summary_line(again)
+        assert line and OLD not in line and "Zurich" in line
+        assert again.get_summary_quality("u1", "c1")["history"][-1]["stale"] is True
+
+
+def test_topic_summary_is_marked_stale_and_rewritten_without_the_old_text(tmp_path: Any) -> None:
+    mem = make(tmp_path, model=Scripted())
+    mem.add_messages(rows(TRIP))
+    mem.process()
+    topic = mem.topics.topic_of("m0", chat_id="c1")
+    assert topic is not None and OLD in mem.topics.summary(topic).content  # type: ignore[union-attr]
+    version = mem.topics.summary(topic).version  # type: ignore[union-attr]
+    mem.edit_message("c1", "m0", content="we fly to Zurich for the payments review")
+    doc = mem.topics.store.get([topic])[0]
+    assert doc is not None and [w["message_id"] for w in doc["summary_stale"]] == ["m0"]
+    hits = mem.topics.search_summaries("Zurich payments", k=5)
+    assert hits and hits[0].meta.get("stale") is True  # search says so until it is rewritten
+    assert mem._core.topics.memory_lines(mem.for_user("u1").scope, "Zurich payments", None) == []  # the context leaves it out
+    mem.process()
+    assert mem.topics.topic_of("m0", chat_id="c1") == topic  # still about the trip: stays in its topic
+    latest = mem.topics.summary(topic)
+    assert latest is not None and latest.version == version + 1 and OLD not in latest.content and "Zurich" in latest.content
+    assert "summary_stale" not in mem.topics.store.get([topic])[0]  # type: ignore[operator]
+    assert not mem.topics.search_summaries("Zurich payments", k=5)[0].meta.get("stale")
+    assert mem.doctor()["ok"]
+    mem.close()
+
+
+def test_an_edited_message_that_no_longer_fits_is_threaded_again(tmp_path: Any) -> None:
+    mem = make(tmp_path)
+    mem.add_messages(rows(TRIP))
+    mem.process()
+    trip = mem.topics.topic_of("m4", chat_id="c1")
+    count = mem.topics.get(trip).message_count  # type: ignore[arg-type]
+    mem.edit_message("c1", "m4", content="kubernetes ingress certificates expired yesterday evening")
+    assert mem.topics.topic_of("m4", chat_id="c1") == trip  # decided by the next process(), off the write path
+    done = mem.process()
+    assert done["rethreaded"] == 1
+    moved = mem.topics.topic_of("m4", chat_id="c1")
+    assert moved not in (None, trip)
+    assert mem.topics.get(trip).message_count == count - 1  # type: ignore[arg-type]
+    assert "m4" not in [m.message_id for m in mem.topics.messages(trip)]  # type: ignore[arg-type]
+    assert [m.message_id for m in mem.topics.messages(moved)] == ["m4"]  # type: ignore[arg-type]
+    mem.edit_message("c1", "m5", content="the Zurich trip is all set now")  # a small fix: stays
+    assert mem.process()["rethreaded"] == 0 and mem.topics.topic_of("m5", chat_id="c1") == trip
+    assert mem.doctor()["ok"] and mem.topics.pending() == 0
+    mem.close()
+
+
+def test_deleting_a_topics_messages_updates_and_finally_removes_it(tmp_path: Any) -> None:
+    mem = make(tmp_path, model=Scripted())
+    trip = rows(TRIP, replies=True)
+    trip[0]["user_id"] = "u2"  # u2 took part with m0 only
+    mem.add_messages(trip)
+    mem.process()
+    topic = mem.topics.topic_of("m0", chat_id="c1")
+    assert sorted(mem.topics.store.get([topic])[0]["user_ids"]) == ["u1", "u2"]  # type: ignore[index]
+    assert mem.delete_message("c1", "m0")
+    doc = mem.topics.store.get([topic])[0]
+    assert doc["message_count"] == 5 and "m0" not in doc["recent"] and doc["summary_stale"]  # type: ignore[index]
+    assert doc["user_ids"] == ["u1"]  # type: ignore[index]  # u2's only message went: u2 no longer took part
+    mem.process()
+    assert OLD not in mem.topics.summary(topic).content  # type: ignore[union-attr,arg-type]
+    for i in range(1, 6):
+        mem.delete_message("c1", f"m{i}")
+    assert mem.topics.list("c1") == [] and mem.topics.store.summaries(topic) == []  # type: ignore[arg-type]
+    assert mem.topics.search_summaries("Zurich", k=5) == []
+    assert mem.doctor()["ok"]
+    mem.close()
+
+
+def test_facts_from_an_edited_or_deleted_message_are_marked_stale(tmp_path: Any) -> None:
+    mem = make(tmp_path, model=Scripted())
+    mem.add_messages(rows(["I moved to Kazan last spring", "Kazan is lovely in May", "we also visited Lisbon once",
+                           "Lisbon had great food", "I might go back to Lisbon", "Lisbon again next year"], replies=True))
+    mem.process()
+    kazan = mem.knowledge.search_entities("Kazan")[0]
+    assert kazan["sources"] == ["m0", "m1"] and kazan["metadata"]["stale"] == []
+    mem.edit_message("c1", "m0", content="I moved to Zurich last spring")
+    mem.delete_message("c1", "m1")
+    kazan = mem.knowledge.search_entities("Kazan")[0]
+    assert {(w["message_id"], w["reason"]) for w in kazan["metadata"]["stale"]} == {("m0", "edit"), ("m1", "delete")}
+    assert mem.knowledge.search_entities("Lisbon")[0]["metadata"]["stale"] == []  # other messages' facts stay as they were
+    profile = mem.knowledge.get_profile("u1")
+    assert profile is not None and [w["message_id"] for w in profile["stale"]] == ["m0"]
+    prefs = {p["value"]: p for p in profile["preferences"]}  # built from m0, m2 and m4 together
+    assert [w["message_id"] for w in prefs["Lisbon"]["stale"]] == ["m0"]
+    lines = "\n".join(line.text for line in mem._core.knowledge.memory_lines(mem.scope, "u1", "Kazan Lisbon", None))
+    assert "Kazan" not in lines  # only edited or deleted messages said it: left out of the context
+    assert "city=Lisbon" in lines  # m2 and m4 still support it
+    mem.process()  # the edited message is extracted again
+    zurich = mem.knowledge.search_entities("Zurich")[0]
+    assert zurich["entity_name"] == "Zurich" and zurich["sources"] == ["m0"] and zurich["metadata"]["stale"] == []
+    mem.close()
