@@ -77,3 +77,34 @@ def test_a_turn_searched_verbatim_comes_first_even_when_it_names_the_next_speake
             assert mem.search(query, route=route, k=3).hits[0].id == "m1", route
         mem.settings.retrieval.exact_first = False
         assert mem.search(query, k=3).hits[0].id == "m2"  # what the signals alone would give
+
+
+@pytest.mark.parametrize("index_mode", ["background", "sync"])
+def test_an_edit_or_delete_moves_the_next_turns_context_in_a_group_chat(tmp_path, index_mode):
+    """The turn after an edited or deleted message is the next turn of the chat, whoever wrote it: bob's
+    reply to alice's question follows her edit (its context vector and BM25 terms hold the new text), and
+    when she deletes the question the reply is indexed beside the turn before it."""
+    emb = HashEmbedder()
+    with LayeredMemory.embedded(tmp_path, embedder=emb, settings=LayeredMemorySettings(index_mode=index_mode)) as mem:
+        mem.chats.declare("group", "group", members=["alice", "bob"])
+        mem.add_messages([msg("hi", "group", "alice", "Morning all", 0),
+                          msg("q", "group", "alice", "Who brings the zebracanary cake?", 1),
+                          msg("a", "group", "bob", "I will, with candles", 2)])
+        assert mem.flush(60)
+        alice = mem.for_user("alice")
+        alice.edit_message("group", "q", content="Who brings the lemonparrot pie?")
+        assert mem.flush(60)
+        reply = point(mem, "group", "a")
+        assert reply.payload["prev"] == "q"
+        assert reply.context == pytest.approx(emb.embed_documents(["Alice: Who brings the lemonparrot pie?\nBob: I will, with candles"])[0], abs=1e-6)
+        assert reply.dense == pytest.approx(emb.embed_documents(["Bob: I will, with candles"])[0], abs=1e-6)
+        assert mem.search("zebracanary", route="bm25").hits == []
+        assert {h.id for h in mem.search("lemonparrot", route="bm25").hits} == {"q", "a"}
+        assert alice.delete_message("group", "q")
+        assert mem.flush(60)
+        reply = point(mem, "group", "a")
+        assert reply.payload["prev"] == "hi"  # the turn before the deleted one, within session_gap_hours
+        assert reply.context == pytest.approx(emb.embed_documents(["Alice: Morning all\nBob: I will, with candles"])[0], abs=1e-6)
+        assert mem.search("lemonparrot", route="bm25").hits == []
+        assert [h.id for h in alice.search("candles", route="bm25").hits] == ["a"]  # a member sees bob's reply
+        assert mem.doctor()["ok"]
