@@ -12,6 +12,8 @@ defaults. Reported: R@5 and R@10 (share of evidence turns in the top k), hit@1 (
 evidence turn), sess@5 (every gold session among the sessions of the top 5 hits: ``session
 recall_all@5``), leaks (hits of another user, every search being filtered to one user) and search
 P50 / P95 in ms (the query embedding comes from the cache: its cost, measured once, is printed apart).
+``--baseline-tree DIR`` (a checkout of the previous release) adds its row to every table: the same set
+indexed and searched by that tree with its own defaults, in its own process, in the same run.
 
 LoCoMo runs in four framings of the same turns (one ``user_id`` per conversation or one per speaker;
 one chat per session or one per conversation), each conversation in its own tenant and the search
@@ -136,7 +138,8 @@ def run_set(data: dict, emb, variants, *, framing: tuple[bool, bool] = (False, T
 
 def self_find(data: dict, emb, n: int, seed: int = 0) -> list[list[object]]:
     """A sample of ``n`` turns searched by their exact text, filtered to their user, per route: the share
-    found first (or behind turns of the very same text), after ``flush()``."""
+    found first (or behind turns of the very same text: the top 10 all copies of it when it was said more
+    than 10 times), after ``flush()``."""
     import random
 
     settings = LayeredMemorySettings()
@@ -155,8 +158,9 @@ def self_find(data: dict, emb, n: int, seed: int = 0) -> list[list[object]]:
                 for cid, si, ti, text in sample:
                     hits = mem.search(text, filters={"user_id": cid}, k=10, route=route).hits
                     same = texts[(cid, text)]  # type: ignore[index]
-                    lead = [h.id for h in hits[: len(same)]]
-                    found += f"{cid}-{si}-{ti}" in lead or (bool(lead) and set(lead) <= same and f"{cid}-{si}-{ti}" in {h.id for h in hits})
+                    lead = [h.id for h in hits[: min(len(same), 10)]]
+                    # found first, or behind turns of the very same text (a text said more than k times fills the top k with copies)
+                    found += f"{cid}-{si}-{ti}" in lead or (len(lead) == min(len(same), 10) and set(lead) <= same)
                 rows.append([data["name"], route, len(sample), found, found / len(sample)])
     return rows
 
@@ -194,6 +198,33 @@ print(json.dumps(rows))
 """
 
 
+BASELINE = """
+import sys, json
+sys.path.insert(0, {bench!r})
+import retrieval_sets as rs
+from retrieval import CachedEmbedder
+from retrieval_general import load_set
+spec = json.loads({spec!r})
+emb = CachedEmbedder("e5", spec["cache"])
+data = rs.locomo_set(spec["locomo"], spec["n"]) if spec.get("locomo") else load_set(spec["set"])
+out = rs.run_set(data, emb, [("baseline", "hybrid", {{}})], framing=tuple(spec["framing"]), tenant_per_conv=spec["tenant_per_conv"])
+print(json.dumps(rs.rows_of(out)))
+"""
+
+
+def baseline_rows(tree: str, label: str, spec: dict) -> list[list[object]]:
+    """The same set searched by another source tree (the previous release) with its own defaults, in its own
+    process, on this machine in this run: its row for the table (quality and search P50/P95 beside ours)."""
+    import json
+    import os
+    import subprocess
+
+    env = {**os.environ, "PYTHONPATH": f"{tree}/shared:{tree}"}
+    code = BASELINE.format(bench=str(Path(__file__).parent), spec=json.dumps(spec))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    return [[label, *row[1:]] for row in json.loads(out.strip().splitlines()[-1])]
+
+
 def write_path(n: int, rate: float, trees: list[tuple[str, str]]) -> list[list[object]]:
     """``add_message`` P50/P95 with the default embedder loaded (background writer), single adds at ``rate``/s,
     for each (label, source tree) in turn, each in its own process (``benchmarks/engine_writer.steady``)."""
@@ -220,7 +251,8 @@ def main() -> None:
     ap.add_argument("--no-framings", action="store_true", help="LoCoMo in the first framing only")
     ap.add_argument("--self-find", type=int, default=100, help="turns per set searched by their own text (0: skip)")
     ap.add_argument("--writes", type=int, default=0, help="single add_message calls at 20/s for the write-path rows (0: skip)")
-    ap.add_argument("--baseline-tree", help="a checkout of the previous release (e.g. /work/main): its write path measured beside this one")
+    ap.add_argument("--baseline-tree", help="a checkout of the previous release: its write path, and its searches with its own defaults "
+                    "(every set and LoCoMo framing, in its own process), measured beside this one")
     ap.add_argument("--only-writes", action="store_true")
     args = ap.parse_args()
     from retrieval_general import load_set
@@ -233,12 +265,14 @@ def main() -> None:
         if args.only_writes:
             return
     emb = CachedEmbedder("e5", args.cache)
+    base = f"baseline tree {args.baseline_tree}, its defaults" if args.baseline_tree else ""
     sets = [load_set(p) for p in args.set]
-    for data in sets:
+    for path, data in zip(args.set, sets):
         n_turns = sum(len(s["turns"]) for c in data["conversations"] for s in c["sessions"])
         print(f"\n## {data['name']}: {len(data['conversations'])} conversations, {n_turns} turns, {len(data['questions'])} questions\n")
         out = run_set(data, emb, VARIANTS)
-        print(table(HEAD, rows_of(out)))
+        extra = baseline_rows(args.baseline_tree, base, {"set": path, "cache": args.cache, "framing": [False, True], "tenant_per_conv": False}) if base else []
+        print(table(HEAD, rows_of(out) + extra))
         langs = sorted(next(iter(out.values()))["kinds"])
         if len(langs) > 1:
             print()
@@ -251,12 +285,15 @@ def main() -> None:
         summary = []
         for i, (fname, framing) in enumerate(framings):
             out = run_set(data, emb, VARIANTS if i == 0 else VARIANTS[-1:], framing=framing, tenant_per_conv=True)
+            extra = baseline_rows(args.baseline_tree, base, {"locomo": args.locomo, "n": args.conversations, "cache": args.cache,
+                                                            "framing": list(framing), "tenant_per_conv": True}) if base else []
             print(f"### {fname}\n")
-            print(table(HEAD, rows_of(out)))
+            print(table(HEAD, rows_of(out) + extra))
             print()
             m = np.mean(np.array(out["hybrid, defaults"]["m"]), axis=0)
-            summary.append([fname, float(m[0]), float(m[1])])
-        print(table(["LoCoMo framing (hybrid, defaults)", "R@5", "R@10 (share of evidence turns in the top 10)"], summary))
+            summary.append([fname, float(m[0]), float(m[1]), *([extra[0][1], extra[0][2]] if extra else [])])
+        print(table(["LoCoMo framing (hybrid, defaults)", "R@5", "R@10 (share of evidence turns in the top 10)",
+                     *(["baseline R@5", "baseline R@10"] if base else [])], summary))
     if args.self_find:
         found = []
         for data in sets + ([locomo_set(args.locomo, args.conversations)] if args.locomo else []):
