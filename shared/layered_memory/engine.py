@@ -433,8 +433,7 @@ class LayeredMemory:
             filters: role, session_key, user_id, chat_id, timestamp_from/to, channel, author, lang,
                 kind, topic_id, task_id, interaction_type, success. Applied inside the index.
             k: 1..100 hits. route: "hybrid" | "bm25" | "dense".
-            group_by: "session" ranks sessions as units (``k`` of them, in ``result.groups``, with their
-                best hits; ``hits`` holds each one's best hit): for questions a whole session answers.
+            group_by: "session": ``k`` sessions ranked as units in ``result.groups`` (``hits``: each one's best hit).
 
         Returns:
             SearchResult with hits (id, score, text, snippet, meta), total_found, route_used
