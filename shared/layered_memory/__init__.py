@@ -20,7 +20,7 @@ from .errors import (
     NotFoundError,
     SchemaMismatch,
 )
-from .models import ContextMessage, Message, MessageRef, SearchHit, SearchResult, Task, Topic, TopicSummary
+from .models import ContextMessage, Message, MessageRef, SearchGroup, SearchHit, SearchResult, Task, Topic, TopicSummary
 from .providers.base import ChatModel, Embedder
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "MessageRef",
     "NotFoundError",
     "SchemaMismatch",
+    "SearchGroup",
     "SearchHit",
     "SearchResult",
     "Task",

@@ -67,31 +67,52 @@ class QdrantSettings(_Section):
 
 
 class RetrievalSettings(_Section):
-    """Defaults measured on LoCoMo (benchmarks/retrieval.py): index each turn as "Speaker: text"
-    after the previous turn, take 50 candidates per side, fuse them by ``fusion`` ("rrf" uses rrf_k
-    and dense_weight / sparse_weight inside the index) and rerank them with the second-stage signals
-    (layered_memory.retrieval.rerank; a weight of 0 turns one off). README: "The second stage"."""
+    """Defaults chosen by leave-one-set-out on four set shapes (LoCoMo, synthetic en/ru/zh chats and
+    assistant chats, long assistant chats; benchmarks/retrieval_loso.py, docs/retrieval.md): index each
+    turn by its own text ("Speaker: text") and by its text after the turn before it in its chat, take 50
+    candidates per side, fuse them by ``fusion`` ("rrf" uses rrf_k and dense_weight / sparse_weight) and
+    rerank them with the second-stage signals (layered_memory.retrieval.rerank; a weight of 0 turns one off)."""
 
     k1: float = 1.2
     b: float = 0.75
     avgdl: float = 32.0  # fixed average document length in terms: vectors stay comparable across restarts
     index_context: str = "neighbour"  # "neighbour" | "speaker" | "text"
+    # Messages of a chat further apart than this belong to different sessions: the turn before is not a
+    # message's context (indexing), and the session signal groups a chat's candidates by these sessions.
+    session_gap_hours: float = Field(12.0, gt=0)
+    # The dense vectors a message search queries: "both" (the message's text and its context, the mean of
+    # the two cosines per message), "text", or "context" (the context where there is one: the previous release).
+    dense_vectors: Literal["both", "text", "context"] = "both"
+    # search(group_by="session"): a session's score from its hits' (layered_memory.retrieval.groups).
+    group_aggregation: Literal["max", "top2", "top3", "decay"] = "max"
     rrf_k: int = Field(2, ge=1)
     dense_weight: float = Field(0.5, ge=0)
     sparse_weight: float = Field(1.0, ge=0)
     prefetch_limit: int = Field(50, ge=1, le=1000)
     max_query_chars: int = 2_000
     # Second stage over the fused candidates (layered_memory.retrieval.rerank); a weight of 0 turns a signal off.
-    fusion: Literal["rrf", "zscore", "dbsf", "adaptive"] = "adaptive"
-    fusion_dense_weight: float = Field(1.0, ge=0)  # dense weight of the score fusions (sparse_weight is the other)
+    fusion: Literal["rrf", "zscore", "dbsf", "adaptive", "confidence"] = "confidence"
+    fusion_dense_weight: float = Field(1.5, ge=0)  # dense weight of the score fusions (sparse_weight is the other)
     # How the signals combine: "rules" (fused + weight x signal), "learned" (a logistic model shipped in
     # layered_memory.retrieval.learned, trained on synthetic conversations), "off" (fused score only).
     reranker: Literal["rules", "learned", "off"] = "rules"
     adaptive_top: int = Field(3, ge=1, le=50)
     adaptive_power: float = Field(1.0, ge=0, le=4)
-    neighbour_weight: float = Field(0.4, ge=0)
+    # fusion="confidence" (layered_memory.retrieval.confidence): each side's weight from how much it knows
+    # about this query (strength of its top hits, their margin, the sides' agreement, query length, rare terms).
+    # Chosen by leave-one-set-out on four set shapes (docs/retrieval.md); margin and length measured, not kept (0).
+    confidence_top: int = Field(1, ge=1, le=50)  # a side's strength: the mean z of its best this many
+    confidence_power: float = Field(0.5, ge=0, le=8)
+    confidence_margin: float = Field(0.0, ge=0, le=8)
+    confidence_disagreement: float = Field(1.0, ge=0, le=8)
+    confidence_length: float = Field(0.0, ge=0, le=2)  # BM25's confidence x exp(-this x terms beyond confidence_short_terms)
+    confidence_short_terms: int = Field(4, ge=0, le=50)
+    confidence_rare: float = Field(0.3, ge=0, le=4)  # BM25's confidence x (1 + this x rare-looking query terms, up to 3)
+    # A message that is the query verbatim (up to case and whitespace) comes first on every route.
+    exact_first: bool = True
+    neighbour_weight: float = Field(0.3, ge=0)
     neighbour_span: int = Field(1, ge=1, le=10)
-    session_weight: float = Field(0.3, ge=0)
+    session_weight: float = Field(0.0, ge=0)  # measured: +1 pt LoCoMo, -0.5 to -1.5 pt elsewhere (docs/retrieval.md)
     speaker_weight: float = Field(0.7, ge=0)
     phrase_weight: float = Field(0.0, ge=0)
     time_weight: float = Field(0.8, ge=0)

@@ -413,17 +413,19 @@ class LayeredMemory:
         return drain_outbox(Tenant(self._core, self.tenant_id))
 
     # -- search -------------------------------------------------------------------------------
-    def plan_search(self, queries: str | Sequence[str] | None, *, filters: Mapping[str, Any] | None = None, k: int = 10, route: str = "hybrid") -> SearchPlan:
+    def plan_search(self, queries: str | Sequence[str] | None, *, filters: Mapping[str, Any] | None = None, k: int = 10, route: str = "hybrid",
+                    group_by: str | None = None) -> SearchPlan:
         """Validate and plan a search without running it (see ``search``)."""
         if filters is not None and not isinstance(filters, Mapping):
             raise InvalidInputError("filters", filters, "must be an object", "pass a dict of filter names to values")
         filters = {"kind": "message", **(filters or {})}  # messages unless asked (topic summaries, items share the collection)
         return plan_search(
             self._view().spec(), queries, filters=filters, k=k, route=route,
-            max_query_chars=self._core.settings.retrieval.max_query_chars,
+            max_query_chars=self._core.settings.retrieval.max_query_chars, group_by=group_by,
         )
 
-    def search(self, queries: str | Sequence[str] | None = None, filters: Mapping[str, Any] | None = None, k: int = 10, route: str = "hybrid", *, query: str | None = None) -> SearchResult:
+    def search(self, queries: str | Sequence[str] | None = None, filters: Mapping[str, Any] | None = None, k: int = 10, route: str = "hybrid", *,
+               query: str | None = None, group_by: str | None = None) -> SearchResult:
         """Hybrid (BM25 + dense, RRF), bm25 or dense search over this tenant's messages (seed 003).
 
         Args:
@@ -431,6 +433,7 @@ class LayeredMemory:
             filters: role, session_key, user_id, chat_id, timestamp_from/to, channel, author, lang,
                 kind, topic_id, task_id, interaction_type, success. Applied inside the index.
             k: 1..100 hits. route: "hybrid" | "bm25" | "dense".
+            group_by: "session": ``k`` sessions ranked as units in ``result.groups`` (``hits``: each one's best hit).
 
         Returns:
             SearchResult with hits (id, score, text, snippet, meta), total_found, route_used
@@ -442,7 +445,7 @@ class LayeredMemory:
             if queries is not None and not isinstance(queries, (str, list, tuple)):
                 raise InvalidInputError("queries", queries, "must be a string or a list of strings", "pass e.g. ['docker install']")
             queries = [query] if queries is None else ([queries] if isinstance(queries, str) else list(queries)) + [query]
-        plan = self.plan_search(queries, filters=filters, k=k, route=route)
+        plan = self.plan_search(queries, filters=filters, k=k, route=route, group_by=group_by)
         return self._core.searcher.execute(plan, self.tenant_id)
 
     # -- context ------------------------------------------------------------------------------

@@ -79,11 +79,13 @@ def recall(core: Runtime, handle: LayeredMemory, user_id: str, session_id: str, 
 
 
 def _dense(core: Runtime, ids: list[str], query_vectors: list[Any]) -> dict[str, float]:
-    """Calibrated cosines of the recalled points and the closest query: one index query per query vector,
-    restricted to those points (the index computes the cosines; no vector leaves it)."""
+    """Calibrated cosines of the recalled points and the closest query: per query vector, the mean of the
+    cosines of a point's two vectors (its own text, its context; the search's dense side), computed by
+    the index over those points only (one batch; no vector leaves it)."""
     if not ids or core.index is None or core.embedder is None:
         return {}
     from .._lazy import qdrant_models as models
+    from ..stores.base import IndexQuery
     from ..topics.threading import TOPICAL_LEVEL, embedder_calibration
 
     t = core.settings.topics
@@ -92,10 +94,15 @@ def _dense(core: Runtime, ids: list[str], query_vectors: list[Any]) -> dict[str,
     topical = t.similarity_topical if t.similarity_topical is not None else topical
     ids = list(dict.fromkeys(ids))
     only = models.Filter(must=[models.HasIdCondition(has_id=ids)])
+    n = len(ids)
+    requests = [IndexQuery(dense=v, filter=only, limit=n, prefetch_limit=n, payload=False, using=using)
+                for v in query_vectors for using in ("dense", "context")]
+    got = core.index.query_batch(core.indexer.collection, requests)
     cos: dict[str, float] = {}
-    for v in query_vectors:
-        for h in core.index.query(core.indexer.collection, dense=v, filter=only, limit=len(ids), prefetch_limit=len(ids), payload=False):
-            cos[h.id] = max(cos.get(h.id, -1.0), h.score)
+    for own, ctx in zip(got[0::2], got[1::2]):
+        context = {h.id: h.score for h in ctx}
+        for h in own:  # a point without a context vector (no turn before it): its text stands for both
+            cos[h.id] = max(cos.get(h.id, -1.0), (h.score + context.get(h.id, h.score)) / 2)
     return rescaled(cos, floor, topical, TOPICAL_LEVEL)
 
 
