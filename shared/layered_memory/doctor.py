@@ -99,6 +99,7 @@ def drain_outbox(tn: Tenant) -> int:
             if op == "clear":
                 user, session = doc.get("user_id"), doc.get("session_key")
                 core.indexer.orphan_messages(tn.tenant_id, user_id=user, session_key=session)
+                core.indexer.drop_context(tn.tenant_id)  # the turns after the deleted ones (any user of their chats)
                 if user and not core.records.count_messages(tn.tenant_id, user_id=user, session_key=session):
                     tn.core.sessions.drop(tn.tenant_id, user, session)
             elif op == "item":
@@ -130,13 +131,14 @@ def _check_messages(tn: Tenant, repair: bool) -> dict[str, int]:
     pending = set(core.records.pending_index(tenant, limit=10**9))
     expected: dict[str, tuple[MessageRef, MessageRef | None]] = {}  # point id -> (ref, previous turn's ref)
     hashes: dict[str, str] = {}  # point id -> the hash of the stored text
-    last: dict[tuple[str, str], MessageRef] = {}
+    last: dict[str, Message] = {}  # chat -> its latest message so far (the turn before the next one)
+    neighbours = core.indexer.context == "neighbour"
     for m in _messages_iter(tn):
-        key = (m.user_id, m.session_key)
+        prev = last.get(m.chat_id) if neighbours else None
         pid = message_point_id(tenant, m.ref)
-        expected[pid] = (m.ref, last.get(key))
+        expected[pid] = (m.ref, prev.ref if prev is not None and core.indexer.is_neighbour(prev, m) else None)
         hashes[pid] = content_hash(m.content)
-        last[key] = m.ref
+        last[m.chat_id] = m
     if core.index is None:
         return _report(len(expected), 0, 0, 0, pending=len(pending))
     actual: set[str] = set()
@@ -146,10 +148,13 @@ def _check_messages(tn: Tenant, repair: bool) -> dict[str, int]:
         stale.update(h.id for h in hits if h.id in hashes and h.payload.get("hash") not in (None, hashes[h.id]))
     orphans = sorted(actual - set(expected))
     missing = [expected[p] for p in expected if (p not in actual or p in stale) and expected[p][0] not in pending]
+    stale_context = core.indexer.drop_context(tenant, rewrite=False)  # a context from a turn whose record is gone
     if repair:
         with core.write_lock:
             if orphans:
                 core.index.delete(core.indexer.collection, ids=orphans)
+            if stale_context:
+                core.indexer.drop_context(tenant)
             for start in range(0, len(missing), 256):
                 chunk = missing[start : start + 256]
                 ids = list({i for pair in chunk for i in pair if i})
@@ -158,8 +163,9 @@ def _check_messages(tn: Tenant, repair: bool) -> dict[str, int]:
                 previous = {mid: found.get(prev) if prev else None for mid, prev in chunk}
                 core.indexer.upsert_messages(tenant, msgs, previous)
             core.indexer.flush(tenant)
+    extra = {"stale_context": stale_context} if stale_context else {}
     return _report(len(expected), len(actual), len(missing), len(orphans), pending=len(pending),
-                   stale=len([p for p in stale if expected[p][0] not in pending]))
+                   stale=len([p for p in stale if expected[p][0] not in pending]), **extra)
 
 
 # -- topic summaries ----------------------------------------------------------------------------------
@@ -391,7 +397,7 @@ def reindex(tn: Tenant) -> int:
 # -- the whole check --------------------------------------------------------------------------------------
 def _drifted(part: dict[str, int]) -> bool:
     """Drift: what no running part will fix. ``pending`` is the index writer's lag (its outbox has them)."""
-    return any(part.get(k, 0) for k in ("missing", "orphans", "namespace_counters", "unthreaded", "counters", "stale"))
+    return any(part.get(k, 0) for k in ("missing", "orphans", "namespace_counters", "unthreaded", "counters", "stale", "stale_context"))
 
 
 def check(tn: Tenant, *, repair: bool = False) -> dict[str, Any]:
