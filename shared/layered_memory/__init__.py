@@ -7,6 +7,7 @@
 """
 
 from .config import LayeredMemorySettings
+from .context import Context
 from .engine import LayeredMemory
 from .errors import (
     BackendError,
@@ -19,7 +20,7 @@ from .errors import (
     NotFoundError,
     SchemaMismatch,
 )
-from .models import ContextMessage, Message, MessageRef, SearchHit, SearchResult, Task, Topic, TopicSummary
+from .models import ContextMessage, Message, MessageRef, SearchGroup, SearchHit, SearchResult, Task, Topic, TopicSummary
 from .providers.base import ChatModel, Embedder
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "CapabilityError",
     "ChatModel",
     "ConfigurationError",
+    "Context",
     "ContextMessage",
     "Embedder",
     "InvalidInputError",
@@ -39,6 +41,7 @@ __all__ = [
     "MessageRef",
     "NotFoundError",
     "SchemaMismatch",
+    "SearchGroup",
     "SearchHit",
     "SearchResult",
     "Task",

@@ -67,31 +67,52 @@ class QdrantSettings(_Section):
 
 
 class RetrievalSettings(_Section):
-    """Defaults measured on LoCoMo (benchmarks/retrieval.py): index each turn as "Speaker: text"
-    after the previous turn, take 50 candidates per side, fuse them by ``fusion`` ("rrf" uses rrf_k
-    and dense_weight / sparse_weight inside the index) and rerank them with the second-stage signals
-    (layered_memory.retrieval.rerank; a weight of 0 turns one off). docs/search.md: "The second stage"."""
+    """Defaults chosen by leave-one-set-out on four set shapes (LoCoMo, synthetic en/ru/zh chats and
+    assistant chats, long assistant chats; benchmarks/retrieval_loso.py, docs/retrieval.md): index each
+    turn by its own text ("Speaker: text") and by its text after the turn before it in its chat, take 50
+    candidates per side, fuse them by ``fusion`` ("rrf" uses rrf_k and dense_weight / sparse_weight) and
+    rerank them with the second-stage signals (layered_memory.retrieval.rerank; a weight of 0 turns one off)."""
 
     k1: float = 1.2
     b: float = 0.75
     avgdl: float = 32.0  # fixed average document length in terms: vectors stay comparable across restarts
     index_context: str = "neighbour"  # "neighbour" | "speaker" | "text"
+    # Messages of a chat further apart than this belong to different sessions: the turn before is not a
+    # message's context (indexing), and the session signal groups a chat's candidates by these sessions.
+    session_gap_hours: float = Field(12.0, gt=0)
+    # The dense vectors a message search queries: "both" (the message's text and its context, the mean of
+    # the two cosines per message), "text", or "context" (the context where there is one: the previous release).
+    dense_vectors: Literal["both", "text", "context"] = "both"
+    # search(group_by="session"): a session's score from its hits' (layered_memory.retrieval.groups).
+    group_aggregation: Literal["max", "top2", "top3", "decay"] = "max"
     rrf_k: int = Field(2, ge=1)
     dense_weight: float = Field(0.5, ge=0)
     sparse_weight: float = Field(1.0, ge=0)
     prefetch_limit: int = Field(50, ge=1, le=1000)
     max_query_chars: int = 2_000
     # Second stage over the fused candidates (layered_memory.retrieval.rerank); a weight of 0 turns a signal off.
-    fusion: Literal["rrf", "zscore", "dbsf", "adaptive"] = "adaptive"
-    fusion_dense_weight: float = Field(1.0, ge=0)  # dense weight of the score fusions (sparse_weight is the other)
+    fusion: Literal["rrf", "zscore", "dbsf", "adaptive", "confidence"] = "confidence"
+    fusion_dense_weight: float = Field(1.5, ge=0)  # dense weight of the score fusions (sparse_weight is the other)
     # How the signals combine: "rules" (fused + weight x signal), "learned" (a logistic model shipped in
     # layered_memory.retrieval.learned, trained on synthetic conversations), "off" (fused score only).
     reranker: Literal["rules", "learned", "off"] = "rules"
     adaptive_top: int = Field(3, ge=1, le=50)
     adaptive_power: float = Field(1.0, ge=0, le=4)
-    neighbour_weight: float = Field(0.4, ge=0)
+    # fusion="confidence" (layered_memory.retrieval.confidence): each side's weight from how much it knows
+    # about this query (strength of its top hits, their margin, the sides' agreement, query length, rare terms).
+    # Chosen by leave-one-set-out on four set shapes (docs/retrieval.md); margin and length measured, not kept (0).
+    confidence_top: int = Field(1, ge=1, le=50)  # a side's strength: the mean z of its best this many
+    confidence_power: float = Field(0.5, ge=0, le=8)
+    confidence_margin: float = Field(0.0, ge=0, le=8)
+    confidence_disagreement: float = Field(1.0, ge=0, le=8)
+    confidence_length: float = Field(0.0, ge=0, le=2)  # BM25's confidence x exp(-this x terms beyond confidence_short_terms)
+    confidence_short_terms: int = Field(4, ge=0, le=50)
+    confidence_rare: float = Field(0.3, ge=0, le=4)  # BM25's confidence x (1 + this x rare-looking query terms, up to 3)
+    # A message that is the query verbatim (up to case and whitespace) comes first on every route.
+    exact_first: bool = True
+    neighbour_weight: float = Field(0.3, ge=0)
     neighbour_span: int = Field(1, ge=1, le=10)
-    session_weight: float = Field(0.3, ge=0)
+    session_weight: float = Field(0.0, ge=0)  # measured: +1 pt LoCoMo, -0.5 to -1.5 pt elsewhere (docs/retrieval.md)
     speaker_weight: float = Field(0.7, ge=0)
     phrase_weight: float = Field(0.0, ge=0)
     time_weight: float = Field(0.8, ge=0)
@@ -103,8 +124,10 @@ class MemorySettings(_Section):
     short_term_window: int = Field(DEFAULT_SHORT_TERM_WINDOW, ge=1, le=1000)
     summary_threshold_messages: int = Field(DEFAULT_SUMMARY_THRESHOLD, ge=2)
     max_content_chars: int = Field(DEFAULT_MAX_CONTENT_CHARS, ge=1)
-    relevant_memory_k: int = Field(5, ge=0, le=50)
-    conversation_memory_k: int = Field(5, ge=0, le=50)
+    # Caps on the message lines of "Relevant memory" / "Relevant conversation memory"; the budget decides
+    # how many go in (context.max_tokens), these only bound it. 0 turns a block's messages off.
+    relevant_memory_k: int = Field(100, ge=0, le=100)
+    conversation_memory_k: int = Field(100, ge=0, le=100)
     # Session participants: the user_ids a bot stores its own replies under (e.g. ["bot-42"], as in Feishu or
     # Slack, where the author of a message is its user_id). Their messages in a session belong to the session:
     # the window of every user who wrote in it shows them. Env: LAYERED_MEMORY_MEMORY__BOT_USER_IDS='["bot-42"]'.
@@ -122,8 +145,20 @@ class MemorySettings(_Section):
 
 
 class ContextSettings(_Section):
-    max_tokens: int | None = None
+    """``get_context_for_user`` (docs/context.md): ``max_tokens`` is the budget filled when a call names
+    none; ``relevance_floor`` the absolute relevance (0..1: the larger of the embedder's calibrated cosine
+    and the IDF-weighted share of the query's terms) under which a recalled line is noise and never shown;
+    ``relevance_gate`` the relevance the best candidate must reach for any recalled line to be shown (under
+    it the question is about nothing in memory); both measured on the dev sets (``benchmarks/context.py
+    --floor-study``); ``read_your_writes`` how many of the asking user's messages still queued for the index
+    writer are embedded on the request path (0: none; the context may then differ from the one built after
+    ``flush()``)."""
+
+    max_tokens: int = Field(2000, ge=1)
     encoding: str = "o200k_base"
+    relevance_floor: float = Field(0.2, ge=0, le=1)
+    relevance_gate: float = Field(0.35, ge=0, le=1)
+    read_your_writes: int = Field(64, ge=0, le=1024)
 
 
 class TopicSettings(_Section):

@@ -14,7 +14,8 @@ when) and goes back to the index outbox in the same atomic write (``update_messa
 BM25 point is rewritten at once and the dense vector follows through the index writer, as for a new message
 (sync mode: the full point at once). Then everything derived from the old text:
 
-* the next turn of the session is indexed again (its point carries the previous turn as context);
+* the next turn of the chat (whoever wrote it, within ``session_gap_hours``) is indexed again: its context
+  vector and BM25 terms carry the previous turn (``reindex_next``);
 * the session summary that covers the message is marked stale (``session_summaries.mark_stale``);
 * the topic summary that covers it is marked stale and queued for a rewrite, and the message is checked
   against its topic by the next ``process()`` (``topics/edits.py``: re-threaded when it no longer fits);
@@ -171,7 +172,7 @@ class MessageEdits:
             if old is None:
                 return False
             gone = {"chat_id": old.chat_id, "message_id": old.message_id, "user_id": old.user_id,
-                    "session_key": old.session_key, "seq": old.seq, "topic_id": old.topic_id}
+                    "session_key": old.session_key, "seq": old.seq, "topic_id": old.topic_id, "create_time": iso(old.create_time)}
             why = {"reason": "delete", "chat_id": old.chat_id, "message_id": old.message_id, "at": iso(utcnow())}
             key = put_intent(core.records, tenant, "delete", **gone, why=why)
             core.records.delete_refs(tenant, [old.ref])
@@ -189,13 +190,22 @@ def _bump(core: Kernel, tenant: str, refs: list[MessageRef]) -> None:
         core.indexer.bump(tenant, refs)
 
 
-def reindex_next(core: Kernel, tenant: str, user_id: str, session_key: str, seq: int | None) -> Message | None:
-    """The session's next turn, indexed again: its point carries the previous turn's text as context."""
-    if core.index is None or core.indexer.context != "neighbour":
+def reindex_next(core: Kernel, tenant: str, chat_id: str, seq: int | None, when: datetime | str | None = None) -> Message | None:
+    """The chat's next turn after ``seq`` (whoever wrote it), indexed again: its points carry the turn before
+    it as context (``Indexer.previous_turns``: the previous turn of the same chat within ``session_gap_hours``).
+    ``when``: the changed message's time; a next turn further than the gap from it never had it as context
+    and is left alone. A delete has already taken the old words out (``Indexer.drop_context``); the next
+    turn then gets the turn before the deleted one, when that one is within the gap."""
+    ix = core.indexer
+    if core.index is None or ix.context != "neighbour":
         return None
-    nxt = core.records.scan_messages(tenant, user_id=user_id, session_key=session_key, after_seq=int(seq or 0), limit=1)
+    nxt = core.records.scan_messages(tenant, chat_id=chat_id, after_seq=int(seq or 0), limit=1)
     if not nxt:
         return None
+    if when is not None:
+        at = parse_time("create_time", when)
+        if abs((nxt[0].create_time - at).total_seconds()) > ix.context_gap:
+            return None
     _bump(core, tenant, [nxt[0].ref])
     core.records.update_messages(tenant, nxt, reindex=True)
     core.index_new_messages(tenant, nxt)
@@ -223,7 +233,7 @@ def after_edit(core: Kernel, tenant: str, msg: Message, why: dict[str, Any]) -> 
     from .session_summaries import mark_stale
     from .topics.edits import on_edited
 
-    nxt = reindex_next(core, tenant, msg.user_id, msg.session_key, msg.seq)
+    nxt = reindex_next(core, tenant, msg.chat_id, msg.seq, msg.create_time)
     mark_stale(core.records, tenant, msg.user_id, msg.session_key, int(msg.seq or 0), why, chat_id=msg.chat_id)
     on_edited(core, tenant, msg, why)
     _facts(core, tenant, msg.ref, msg.user_id, msg.topic_id, msg.seq, why)
@@ -232,7 +242,7 @@ def after_edit(core: Kernel, tenant: str, msg: Message, why: dict[str, Any]) -> 
 
 def after_delete(core: Kernel, tenant: str, gone: Mapping[str, Any], why: dict[str, Any]) -> Message | None:
     """Derived state after a delete (``gone``: the deleted record's chat_id, message_id, user_id, session_key,
-    seq, topic_id): point, recent cache, session, summaries, topic, facts, the next turn's point."""
+    seq, topic_id, create_time): point, recent cache, session, summaries, topic, facts, the next turn's point."""
     from .session_summaries import mark_stale
     from .topics.edits import on_deleted
 
@@ -245,7 +255,7 @@ def after_delete(core: Kernel, tenant: str, gone: Mapping[str, Any], why: dict[s
             cache.discard(tenant, [ref])
         except Exception as exc:  # a cache entry expires with its TTL; the record is gone, reads fall back to it
             logger.warning("recent cache discard failed (%s: %s)", type(exc).__name__, exc)
-    nxt = reindex_next(core, tenant, user, session, seq)
+    nxt = reindex_next(core, tenant, ref.chat_id, seq, gone.get("create_time"))
     if not core.records.count_messages(tenant, user_id=user, session_key=session):
         core.sessions.drop(tenant, user, session)  # its last message: as clear_session, registration and summary go
     else:

@@ -38,6 +38,7 @@ OUTBOX = "index_outbox"  # delete intents not yet confirmed in the index (see th
 SCROLL_PAGE = 512
 INDEX_CONTEXTS = ("neighbour", "speaker", "text")
 PREVIOUS_CHARS = 300
+CONTEXT_GAP = 6 * 3600.0  # seconds: an older turn of the chat is not the context of a message
 
 
 def scroll_all(index: VectorIndex, collection: str, flt: Any, page: int = SCROLL_PAGE) -> Iterator[list[Any]]:
@@ -66,7 +67,14 @@ def drop_intent(records: RecordStore, tenant: str, key: str) -> None:
 
 
 class Indexer:
-    """Turns records into points and keeps the index in line with the RecordStore."""
+    """Turns records into points and keeps the index in line with the RecordStore.
+
+    A message point holds two dense vectors: ``dense``, its own text ("Speaker: text"), so a message is
+    found by its own words, and ``context``, the text after the turn before it in the same chat (whoever
+    wrote it), so a reply is found by the question it answers; a search queries both (``retrieval.rerank``).
+    The turn before counts only within ``context_gap`` seconds: a chat resumed days later starts afresh,
+    so one chat per conversation or one per session index the same texts. BM25 indexes the context with
+    the turn's own words counted twice."""
 
     def __init__(
         self,
@@ -77,10 +85,12 @@ class Indexer:
         encoder: BM25Encoder,
         collection: str,
         context: str = "neighbour",
+        context_gap: float = CONTEXT_GAP,
     ) -> None:
         if context not in INDEX_CONTEXTS:
             raise ConfigurationError(f"index_context={context!r} must be one of {', '.join(INDEX_CONTEXTS)}")
         self.context = context
+        self.context_gap = context_gap
         self.records = records
         self.index = index
         self.embedder = embedder
@@ -95,19 +105,27 @@ class Indexer:
         if index is not None:
             index.ensure_collection(collection, dense_dim=embedder.dim if embedder else None, embedder=embedder.name if embedder else None)
 
-    def indexed_text(self, msg: Message, previous: Message | None) -> str:
-        """What BM25 and the embedder see: "Speaker: text", after the previous turn of the session.
+    def own_text(self, msg: Message) -> str:
+        """What the ``dense`` vector embeds: "Speaker: text" (``index_context="text"``: the text alone).
 
         Measured on LoCoMo (share of evidence turns in the top 10, BM25): plain text 0.58,
         "Speaker: text" 0.61, with the previous turn 0.68. Hits still show the message text alone.
         """
-        if self.context == "text":
-            return msg.content
-        line = f"{speaker(msg)}: {msg.content}"
-        if self.context == "neighbour" and previous is not None:
-            prev = previous.content if len(previous.content) <= PREVIOUS_CHARS else previous.content[:PREVIOUS_CHARS] + "…"
-            return f"{speaker(previous)}: {prev}\n{line}"
-        return line
+        return msg.content if self.context == "text" else f"{speaker(msg)}: {msg.content}"
+
+    def indexed_texts(self, msg: Message, previous: Message | None) -> tuple[str, str | None]:
+        """(own text, context text): the context is the turn before, then the own text; None without a
+        turn before (or with ``index_context`` other than "neighbour")."""
+        own = self.own_text(msg)
+        if self.context != "neighbour" or previous is None:
+            return own, None
+        prev = previous.content if len(previous.content) <= PREVIOUS_CHARS else previous.content[:PREVIOUS_CHARS] + "…"
+        return own, f"{speaker(previous)}: {prev}\n{own}"
+
+    def indexed_text(self, msg: Message, previous: Message | None) -> str:
+        """The text BM25 indexes: the context when there is one, else the own text."""
+        own, ctx = self.indexed_texts(msg, previous)
+        return ctx or own
 
     def sparse_terms(self, msg: Message, text: str) -> list[str]:
         """BM25 terms of the indexed text, with the turn's own words counted twice, so a turn
@@ -117,68 +135,90 @@ class Indexer:
             terms += self.analyzer.terms(msg.content)
         return terms
 
+    def is_neighbour(self, previous: Message, msg: Message) -> bool:
+        """Whether ``previous`` (an earlier message of the same chat) is close enough in time to be the
+        context of ``msg``."""
+        return previous.chat_id == msg.chat_id and abs((msg.create_time - previous.create_time).total_seconds()) <= self.context_gap
+
     def points(
         self, messages: Sequence[Message], previous: dict[MessageRef, Message | None] | None = None,
-        known: dict[MessageRef, list[float]] | None = None, *, texts: Sequence[str] | None = None, dense: bool = True,
+        known: dict[MessageRef, tuple[list[float], list[float] | None]] | None = None, *,
+        texts: Sequence[tuple[str, str | None]] | None = None, dense: bool = True,
     ) -> list[VectorPoint]:
-        """Points of messages; ``previous`` maps a message's ref to the turn before it in its session,
-        ``known`` holds dense vectors already computed (only the others are embedded), ``texts`` the
-        indexed texts when the caller has them. ``dense=False``: BM25 points without a dense vector
-        (what the write path stores before the background writer embeds)."""
+        """Points of messages; ``previous`` maps a message's ref to the turn before it in its chat (its id
+        goes into the payload as ``prev``: the neighbour signal reads it), ``known`` holds (dense,
+        context) vectors already computed (only the others are embedded), ``texts`` the (own, context)
+        texts when the caller has them. ``dense=False``: BM25 points without dense vectors (what the
+        write path stores before the background writer embeds)."""
         previous = previous or {}
         known = known or {}
         if texts is None:
-            texts = [self.indexed_text(m, previous.get(m.ref)) for m in messages]
-        vectors: list[list[float] | None] = [known.get(m.ref) for m in messages]
-        todo = [i for i, v in enumerate(vectors) if v is None]
-        if dense and self.embedder is not None and todo:
-            for i, v in zip(todo, self.embedder.embed_documents([texts[i] for i in todo])):
-                vectors[i] = v
+            texts = [self.indexed_texts(m, previous.get(m.ref)) for m in messages]
+        vectors: list[tuple[list[float], list[float] | None] | None] = [known.get(m.ref) for m in messages]
+        if dense and self.embedder is not None:
+            todo = [i for i, v in enumerate(vectors) if v is None]
+            if todo:
+                vectors = list(vectors)
+                for i, pair in zip(todo, self.embed_pairs([texts[i] for i in todo])):
+                    vectors[i] = pair
         out = []
         for i, msg in enumerate(messages):
+            own, ctx = texts[i]
+            payload = message_payload(msg, self.analyzer.detect_lang(msg.content))
+            prev = previous.get(msg.ref)
+            if prev is not None:
+                payload["prev"] = prev.message_id
+            pair = vectors[i] if dense and self.embedder is not None else None
             out.append(
                 VectorPoint(
-                    id=message_point_id(msg.tenant, msg.ref),
-                    payload=message_payload(msg, self.analyzer.detect_lang(msg.content)),
-                    dense=vectors[i] if self.embedder is not None else None,
-                    sparse=self.encoder.document(self.sparse_terms(msg, texts[i])),
+                    id=message_point_id(msg.tenant, msg.ref), payload=payload,
+                    dense=pair[0] if pair is not None else None, context=pair[1] if pair is not None else None,
+                    sparse=self.encoder.document(self.sparse_terms(msg, ctx or own)),
                 )
             )
         return out
 
-    def previous_turns(self, tenant: str, messages: Sequence[Message], carry: dict[tuple[str, str], Message] | None = None) -> dict[MessageRef, Message | None]:
-        """The turn before each message in its (user, session), from the batch, ``carry`` (the
-        last message per session seen earlier in the same pass) or the store (one window read per
-        session, enough when the batch is the session's tail, as on the write path)."""
+    def embed_pairs(self, texts: Sequence[tuple[str, str | None]]) -> list[tuple[list[float], list[float] | None]]:
+        """(dense, context) vectors of (own, context) texts, in one ``embed_documents`` call."""
+        flat = [t for own, ctx in texts for t in ((own, ctx) if ctx is not None else (own,))]
+        got = iter(self.embedder.embed_documents(flat)) if flat else iter(())  # type: ignore[union-attr]
+        return [(next(got), next(got) if ctx is not None else None) for _, ctx in texts]
+
+    def previous_turns(self, tenant: str, messages: Sequence[Message], carry: dict[str, Message] | None = None) -> dict[MessageRef, Message | None]:
+        """The turn before each message in its chat (whoever wrote it), from the batch, ``carry`` (the
+        last message per chat seen earlier in the same pass) or the store; None when it is more than
+        ``context_gap`` older, or there is none."""
         if self.context != "neighbour":
             return {}
         carry = carry if carry is not None else {}
-        groups: dict[tuple[str, str], list[Message]] = {}
+        groups: dict[str, list[Message]] = {}
         for m in sorted(messages, key=lambda m: m.seq or 0):
-            groups.setdefault((m.user_id, m.session_key), []).append(m)
+            groups.setdefault(m.chat_id, []).append(m)
         out: dict[MessageRef, Message | None] = {}
-        for key, group in groups.items():
-            prev = carry.get(key)
-            if prev is None:
-                prev = self._turn_before(tenant, key, group[0].seq or 0, len(group) + 1)
+        for chat, group in groups.items():
+            prev = carry.get(chat)
+            if prev is None or (prev.seq or 0) >= (group[0].seq or 0):
+                prev = self._turn_before(tenant, chat, group[0].seq or 0)
             for m in group:
-                out[m.ref] = prev
+                out[m.ref] = prev if prev is not None and self.is_neighbour(prev, m) else None
                 prev = m
-            carry[key] = group[-1]
+            carry[chat] = group[-1]
         return out
 
-    def _turn_before(self, tenant: str, key: tuple[str, str], seq: int, limit: int) -> Message | None:
-        """The session's message just before ``seq``: the window past the batch, widened while the batch
-        is not the session's tail (the background writer catching up, a restart)."""
+    def _turn_before(self, tenant: str, chat_id: str, seq: int) -> Message | None:
+        """The chat's message just before ``seq``: read the chat's messages in a window of seqs below it
+        (one indexed read of at most ``span`` rows), widened eightfold while it holds none."""
+        span = 8
         while True:
-            window = self.records.window(tenant, user_id=key[0], session_key=key[1], limit=limit)
-            older = [w for w in window if (w.seq or 0) < seq]
-            if older or len(window) < limit or limit >= 1_000_000:
+            lo = max(0, seq - span)
+            page = self.records.scan_messages(tenant, chat_id=chat_id, after_seq=lo, limit=span)
+            older = [m for m in page if (m.seq or 0) < seq]
+            if older or lo == 0:
                 return older[-1] if older else None
-            limit *= 4
+            span *= 8
 
     def index_messages(
-        self, tenant: str, messages: Sequence[Message], carry: dict[tuple[str, str], Message] | None = None,
+        self, tenant: str, messages: Sequence[Message], carry: dict[str, Message] | None = None,
         *, legacy: bool = False,
     ) -> None:
         """Upsert the points of stored messages and clear them from the outbox. ``legacy``: the
@@ -191,10 +231,11 @@ class Indexer:
             self.index.delete(self.collection, ids=old)
         self.records.mark_indexed(tenant, [m.ref for m in messages])
 
-    def _legacy_points(self, tenant: str, messages: Sequence[Message]) -> tuple[dict[MessageRef, list[float]], list[str]]:
+    def _legacy_points(self, tenant: str, messages: Sequence[Message]) -> tuple[dict[MessageRef, tuple[list[float], None]], list[str]]:
         """The schema 1 points of these messages: their dense vectors (to move them without
-        embedding again) and their ids (to delete). A point counts only when its payload names the
-        same chat: a message stored after the upgrade may reuse an old message_id in another chat."""
+        embedding again; a schema 1 point has no context vector) and their ids (to delete). A point counts
+        only when its payload names the same chat: a message stored after the upgrade may reuse an old
+        message_id in another chat."""
         wanted: dict[str, set[MessageRef]] = {}
         for m in messages:
             wanted.setdefault(legacy_message_point_id(tenant, m.message_id), set()).add(m.ref)
@@ -202,14 +243,14 @@ class Indexer:
             self.collection, filter=models.Filter(must=[models.HasIdCondition(has_id=list(wanted))]),
             limit=len(wanted), with_vectors=self.embedder is not None,
         )
-        vectors: dict[MessageRef, list[float]] = {}
+        vectors: dict[MessageRef, tuple[list[float], None]] = {}
         old: list[str] = []
         for h in hits:
             ref = MessageRef(str(h.payload.get("chat_id")), str(h.payload.get("message_id")))
             if ref in wanted.get(h.id, ()):
                 old.append(h.id)
                 if h.dense:
-                    vectors[ref] = h.dense
+                    vectors[ref] = (h.dense, None)
         return vectors, old
 
     def _needs_upgrade(self, tenant: str) -> bool:
@@ -229,7 +270,7 @@ class Indexer:
             return 0
         legacy = self._needs_upgrade(tenant)
         done = 0
-        carry: dict[tuple[str, str], Message] = {}
+        carry: dict[str, Message] = {}
         while True:
             refs = self.records.pending_index(tenant, limit=batch)
             if not refs:
@@ -254,8 +295,7 @@ class Indexer:
         if self.index is None or not messages:
             return
         previous = self.previous_turns(tenant, messages)
-        texts = [self.indexed_text(m, previous.get(m.ref)) for m in messages]
-        self.index.upsert(self.collection, self.points(messages, texts=texts, dense=False))
+        self.index.upsert(self.collection, self.points(messages, previous, dense=False))
         for m in messages:
             prev = previous.get(m.ref)
             self.previous_refs[(tenant, m.ref)] = prev.ref if prev is not None else None
@@ -270,8 +310,50 @@ class Indexer:
             self.generations[key] = self.generations.get(key, 0) + 1
 
     def delete_messages(self, tenant: str, refs: Sequence[MessageRef]) -> None:
+        """Delete the messages' points, then take their text out of the turns after them (``drop_context``)."""
         if self.index is not None and refs:
             self.index.delete(self.collection, ids=[message_point_id(tenant, r) for r in refs])
+            self.drop_context(tenant, refs)
+
+    def drop_context(self, tenant: str, refs: Sequence[MessageRef] | None = None, *, rewrite: bool = True) -> int:
+        """Rewrite the points whose context is a turn that no longer exists (``refs``, deleted; None: look
+        at every point with a context, the crash-recovery path): a deleted message's words must not stay
+        in another message's context vector or BM25 terms. The point keeps its own dense vector and
+        loses the context (no embedding). Returns how many points were found stale (rewritten when
+        ``rewrite``). Idempotent."""
+        if self.index is None or (refs is not None and not refs):
+            return 0
+        must: list[Any] = list(scope_filter(tenant, "message").must or [])
+        gone: set[MessageRef] | None = set(refs) if refs is not None else None
+        if refs is not None:
+            must += [models.FieldCondition(key="chat_id", match=models.MatchAny(any=sorted({r.chat_id for r in refs}))),
+                     models.FieldCondition(key="prev", match=models.MatchAny(any=sorted({r.message_id for r in refs})))]
+        flt = models.Filter(must=must, must_not=[models.IsEmptyCondition(is_empty=models.PayloadField(key="prev"))])
+        done = 0
+        for hits in scroll_all(self.index, self.collection, flt):
+            prevs = [MessageRef(str(h.payload.get("chat_id")), str(h.payload.get("prev"))) for h in hits]
+            if gone is not None:
+                stale = [h for h, p in zip(hits, prevs) if p in gone]
+            else:
+                stale = [h for h, m in zip(hits, self.records.get_messages(tenant, prevs)) if m is None]
+            own = self.records.get_messages(tenant, [MessageRef(str(h.payload.get("chat_id")), str(h.payload.get("message_id"))) for h in stale])
+            kept = [(h, m) for h, m in zip(stale, own) if m is not None]  # a deleted one is an orphan: orphan_messages takes it
+            if not kept or not rewrite:
+                done += len(kept)
+                continue
+            vectors = {h.id: h.dense for h in self.index.retrieve(self.collection, [h.id for h, _ in kept], with_vectors=True)}
+            points = []
+            for h, msg in kept:
+                point = self.points([msg], {}, texts=[(self.own_text(msg), None)], dense=False)[0]
+                point.payload = {k: v for k, v in h.payload.items() if k != "prev"}
+                point.dense = vectors.get(h.id)
+                points.append(point)
+            if points:
+                self.index.upsert(self.collection, points)
+                done += len(points)
+        if done and rewrite:
+            logger.info("tenant %s: the context of %d messages dropped with the turns before them", tenant, done)
+        return done
 
     def upsert_messages(self, tenant: str, messages: Sequence[Message], previous: dict[MessageRef, Message | None]) -> None:
         """Index stored messages with their previous turns known (the repair path) and clear them from the outbox."""
@@ -310,8 +392,8 @@ class MessageOutbox:
     def __init__(self, indexer: Indexer, lock: Any) -> None:
         self.indexer = indexer
         self.lock = lock
-        # (tenant, user, session) -> (ref, seq) of the newest message embedded (an edited older one never moves it back)
-        self._carry: dict[tuple[str, str, str], tuple[MessageRef, int]] = {}
+        # (tenant, chat) -> (ref, seq) of the newest message embedded (an edited older one never moves it back)
+        self._carry: dict[tuple[str, str], tuple[MessageRef, int]] = {}
 
     def count(self, tenant: str) -> int:
         return self.indexer.records.count_pending(tenant)
@@ -326,20 +408,61 @@ class MessageOutbox:
         if ix._needs_upgrade(tenant):  # once per tenant after the schema 2 upgrade: the old path, under the lock
             with self.lock:
                 return ix.flush(tenant)
-        gens = ix.generations  # edits in this process (Indexer.bump); empty unless messages were edited
-        first = {r: gens.get((tenant, r)) for r in refs} if gens else {}
+        first = self._generations(tenant, refs)
         msgs = [m for m in ix.records.get_messages(tenant, refs) if m is not None]
-        texts = self._texts(tenant, msgs)
-        vectors = ix.embedder.embed_documents([texts[m.ref] for m in msgs]) if ix.embedder is not None and msgs else []
-        known = {m.ref: v for m, v in zip(msgs, vectors)}
-        built = dict(zip((m.ref for m in msgs), ix.points(msgs, known=known, texts=[texts[m.ref] for m in msgs])))
+        return self._write(tenant, refs, msgs, self._previous(tenant, msgs), first)
+
+    def index_now(self, tenant: str, refs: Sequence[MessageRef]) -> int:
+        """Read-your-writes (``get_context_for_user``): index these messages now, in the calling thread,
+        beside the writer. Only messages this process wrote and the writer has not embedded (their previous
+        turn is remembered by ref) are taken, and no batch state of the writer is touched (its per-chat
+        carry stays), so the points are the very ones the writer would write (a second upsert of the same
+        point changes nothing)."""
+        ix = self.indexer
+        if ix.index is None or ix._needs_upgrade(tenant):
+            return 0
+        prev = {r: ix.previous_refs.get((tenant, r)) for r in refs if (tenant, r) in ix.previous_refs}
+        first = self._generations(tenant, list(prev))
+        msgs = [m for m in ix.records.get_messages(tenant, list(prev)) if m is not None] if prev else []
+        if not msgs:
+            return 0
+        wanted = sorted({p for p in prev.values() if p is not None})
+        by_ref = {m.ref: m for m in ix.records.get_messages(tenant, wanted) if m is not None} if wanted else {}
+        previous = {m.ref: by_ref.get(prev[m.ref]) if prev[m.ref] is not None else None for m in msgs}  # type: ignore[arg-type]
+        return self._write(tenant, [m.ref for m in msgs], msgs, previous, first)
+
+    def _generations(self, tenant: str, refs: Sequence[MessageRef]) -> dict[MessageRef, int | None]:
+        """The edit generation of each ref before its first read (empty unless messages were edited here)."""
+        gens = self.indexer.generations  # edits in this process (Indexer.bump)
+        return {r: gens.get((tenant, r)) for r in refs} if gens else {}
+
+    def _write(self, tenant: str, refs: Sequence[MessageRef], msgs: Sequence[Message], previous: dict[MessageRef, Message | None],
+               first: dict[MessageRef, int | None]) -> int:
+        """Embed ``msgs`` (own text and context, outside the lock), upsert their points under it (re-read: a
+        message deleted meanwhile gets no point back, a changed one its new payload, one edited since
+        ``first`` none, one whose turn before was deleted no context), clear ``refs`` from the outbox."""
+        ix = self.indexer
+        gens = ix.generations
+        texts = {m.ref: ix.indexed_texts(m, previous.get(m.ref)) for m in msgs}
+        pairs = ix.embed_pairs([texts[m.ref] for m in msgs]) if ix.embedder is not None and msgs else []
+        known = {m.ref: v for m, v in zip(msgs, pairs)}
+        built = dict(zip((m.ref for m in msgs), ix.points(msgs, previous, known, texts=[texts[m.ref] for m in msgs])))
         with self.lock:  # short: a read and an upsert (the writes waiting for it are single adds)
             # edited since the first read (text or previous turn): no old point, and they stay in the outbox
             edited = {r for r in refs if gens.get((tenant, r)) != first.get(r)} if gens else set()
             fresh = [m for m in ix.records.get_messages(tenant, [m.ref for m in msgs]) if m is not None and m.ref not in edited]
             read = {m.ref: m for m in msgs}
             changed = [m for m in fresh if m != read[m.ref]]  # threaded (topic_id) since the first read
-            points = {**built, **dict(zip((m.ref for m in changed), ix.points(changed, known=known, texts=[texts[m.ref] for m in changed])))}
+            before = sorted({p.ref for p in previous.values() if p is not None})
+            alive = {m.ref for m in ix.records.get_messages(tenant, before) if m is not None} if before else set()
+            for m in fresh:  # the turn before was deleted meanwhile: its words must not land in this point
+                p = previous.get(m.ref)
+                if p is not None and p.ref not in alive:
+                    previous[m.ref], texts[m.ref] = None, (texts[m.ref][0], None)
+                    if m.ref in known:
+                        known[m.ref] = (known[m.ref][0], None)
+                    changed.append(m)
+            points = {**built, **dict(zip((m.ref for m in changed), ix.points(changed, previous, known, texts=[texts[m.ref] for m in changed])))}
             if fresh:
                 ix.index.upsert(ix.collection, [points[m.ref] for m in fresh])
             upserted = {r: gens.get((tenant, r)) for r in refs} if gens else {}
@@ -364,18 +487,18 @@ class MessageOutbox:
                 if r not in again:
                     gens.pop((tenant, r), None)
 
-    def _texts(self, tenant: str, msgs: Sequence[Message]) -> dict[MessageRef, str]:
-        """The texts the BM25 points were written with: the previous turns the write path saw; after a
-        restart, found again (the batch follows the session in seq order, the last message of the
+    def _previous(self, tenant: str, msgs: Sequence[Message]) -> dict[MessageRef, Message | None]:
+        """The turns before the messages that their BM25 points were written with (the write path saw them);
+        after a restart, found again (the batch follows each chat in seq order, the last message of the
         previous batch is carried by ref). Only refs outlive a batch: no other user's text stays in memory."""
         ix = self.indexer
         known = {m.ref: ix.previous_refs[(tenant, m.ref)] for m in msgs if (tenant, m.ref) in ix.previous_refs}
         rest = [m for m in msgs if m.ref not in known]
-        first: dict[tuple[str, str], int] = {}  # the oldest seq of each session in the rest of the batch
+        first: dict[str, int] = {}  # the oldest seq of each chat in the rest of the batch
         for m in rest:
-            first[(m.user_id, m.session_key)] = min(first.get((m.user_id, m.session_key), m.seq or 0), m.seq or 0)
-        # carried only when older than the batch's part of its session (an edited older message is not its tail)
-        carried = {(u, s): r for (t, u, s), (r, seq) in self._carry.items() if t == tenant and seq < first.get((u, s), -1)}
+            first[m.chat_id] = min(first.get(m.chat_id, m.seq or 0), m.seq or 0)
+        # carried only when older than the batch's part of its chat (an edited older message is not its tail)
+        carried = {chat: r for (t, chat), (r, seq) in self._carry.items() if t == tenant and seq < first.get(chat, -1)}
         wanted = sorted({r for r in known.values() if r is not None} | set(carried.values()))
         by_ref = {m.ref: m for m in ix.records.get_messages(tenant, wanted) if m is not None} if wanted else {}
         previous: dict[MessageRef, Message | None] = {ref: by_ref.get(p) if p is not None else None for ref, p in known.items()}
@@ -383,9 +506,9 @@ class MessageOutbox:
             carry = {k: by_ref[r] for k, r in carried.items() if r in by_ref}
             previous.update(ix.previous_turns(tenant, rest, carry))
         for m in sorted(msgs, key=lambda m: m.seq or 0):
-            key = (tenant, m.user_id, m.session_key)
+            key = (tenant, m.chat_id)
             if key not in self._carry or self._carry[key][1] < (m.seq or 0):
                 self._carry[key] = (m.ref, m.seq or 0)
         if len(self._carry) > 10_000:
             self._carry.clear()
-        return {m.ref: ix.indexed_text(m, previous.get(m.ref)) for m in msgs}
+        return previous

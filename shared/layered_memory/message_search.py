@@ -14,11 +14,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from .errors import CapabilityError
-from .models import Message, MessageRef, SearchHit, SearchResult
+from .models import Message, MessageRef, SearchGroup, SearchHit, SearchResult
 from .providers.base import Embedder
 from .retrieval.analyzer import Analyzer
 from .retrieval.bm25 import BM25Encoder, BM25Scorer
 from .retrieval.fusion import rrf
+from .retrieval.groups import Group, group_ranked
 from .retrieval.plan import SearchPlan
 from .retrieval.snippet import make_snippet
 from .config import RetrievalSettings
@@ -46,6 +47,16 @@ def hit_from_payload(payload: dict[str, Any], score: float, snippet: str) -> Sea
     )
 
 
+MAX_CANDIDATES = 100  # candidates a grouped search ranks its sessions from
+GROUP_HITS = 3  # hits shown per session of a grouped search
+
+
+def _group(g: Group, hits: list[SearchHit]) -> SearchGroup:
+    dates = sorted(str(h.meta.get("date")) for h in hits if h.meta.get("date"))
+    return SearchGroup(chat_id=str(g.key[0]), session_key=str(g.key[1]), score=round(g.score, 6),
+                       start=dates[0] if dates else None, end=dates[-1] if dates else None, hits=hits)
+
+
 def _ms(t0: float) -> float:
     return round((time.perf_counter() - t0) * 1000, 3)
 
@@ -71,10 +82,12 @@ class SearchService:
         self.coll = IndexedCollection(index, collection, embedder, analyzer, encoder, settings, ensured=True)
 
     def execute(
-        self, plan: SearchPlan, tenant: str, *, exclude_ids: Sequence[MessageRef] = (), query_vectors: Sequence[list[float]] | None = None
+        self, plan: SearchPlan, tenant: str, *, exclude_ids: Sequence[MessageRef] = (), query_vectors: Sequence[list[float]] | None = None,
+        snippets: bool = True,
     ) -> SearchResult:
         """Run the plan. ``exclude_ids`` are (chat_id, message_id) refs left out inside the index (the context window);
-        ``query_vectors`` are the queries' embeddings when the caller already has them."""
+        ``query_vectors`` are the queries' embeddings when the caller already has them; ``snippets=False``
+        leaves ``snippet`` empty (the context shows whole messages)."""
         t_start = time.perf_counter()
         timings: dict[str, float] = {}
         route = plan.route
@@ -104,9 +117,11 @@ class SearchService:
         else:
             spec = plan.filter.excluding_ids([message_point_id(tenant, r) for r in exclude_ids])
             depth = max(plan.k, min(self.settings.prefetch_limit, 100)) if len(plan.queries) > 1 else plan.k
+            if plan.group_by:  # sessions are ranked from every candidate's score
+                depth = MAX_CANDIDATES
             for i, q in enumerate(plan.queries):
                 vector = dense_vecs[i] if dense_vecs is not None else None
-                hits = self.coll.query(q, spec, k=depth, route=route, vector=vector, signals=True).hits
+                hits = self.coll.query(q, spec, k=depth, route=route, vector=vector, signals=True, vectors=self.settings.dense_vectors).hits
                 per_query.append([(h.id, h.score, h.payload) for h in hits])  # point ids: message ids repeat across chats
             route_used = route
         timings["retrieve"] = _ms(t0)
@@ -120,14 +135,23 @@ class SearchService:
         # equal scores (frequent after RRF) come back in any order from the index: newest first, then id
         ranked.sort(key=lambda r: (-round(r[1], 9), -(r[2].get("seq") or 0), str(r[2].get("message_id") or r[0])))
         total = len(ranked)
-        query_terms = sorted({t for q in plan.queries for t in self.analyzer.terms(q)})
-        hits_out = [
-            hit_from_payload(p, score, make_snippet(p.get("text", ""), query_terms, self.analyzer))
-            for _, score, p in ranked[: plan.k]
-        ]
+        query_terms = sorted({t for q in plan.queries for t in self.analyzer.terms(q)}) if snippets else []
+
+        def hit(i: int) -> SearchHit:
+            _, score, p = ranked[i]
+            return hit_from_payload(p, score, make_snippet(p.get("text", ""), query_terms, self.analyzer) if snippets else "")
+
+        groups: list[SearchGroup] | None = None
+        if plan.group_by:
+            found = group_ranked([p for _, _, p in ranked], [sc for _, sc, _ in ranked],
+                                 how=self.settings.group_aggregation, gap_seconds=self.settings.session_gap_hours * 3600.0)
+            groups = [_group(g, [hit(i) for i in g.members[:GROUP_HITS]]) for g in found[: plan.k]]
+            hits_out = [g.hits[0] for g in groups]
+        else:
+            hits_out = [hit(i) for i in range(min(plan.k, len(ranked)))]
         timings["fuse"] = _ms(t0)
         timings["total"] = _ms(t_start)
-        result = SearchResult(hits=hits_out, total_found=total, route_used=route_used, queries=plan.queries, timings=timings)
+        result = SearchResult(hits=hits_out, total_found=total, route_used=route_used, queries=plan.queries, timings=timings, groups=groups)
         if fallback:
             result.fallback_reason = fallback
         logger.info("search route=%s queries=%d hits=%d in %.1f ms", route_used, len(plan.queries), len(hits_out), timings["total"])
@@ -165,8 +189,9 @@ class SearchService:
             return [[] for _ in plan.queries]
         scorer = BM25Scorer([self.analyzer.terms(m.content) for m in msgs], k1=self.settings.k1, b=self.settings.b)
         out = []
+        depth = MAX_CANDIDATES if plan.group_by else plan.k if len(plan.queries) == 1 else max(plan.k, 50)
         for q in plan.queries:
-            idx, scores = scorer.top_k(self.analyzer.terms(q), plan.k if len(plan.queries) == 1 else max(plan.k, 50))
+            idx, scores = scorer.top_k(self.analyzer.terms(q), depth)
             out.append([(msgs[i].ref, float(s), payloads[i]) for i, s in zip(idx.tolist(), scores.tolist()) if s > 0])
         return out
 

@@ -307,8 +307,21 @@ class SearchHit(_Record):
     meta: dict[str, Any] = Field(default_factory=dict)
 
 
+class SearchGroup(_Record):
+    """One session of a grouped search (``group_by="session"``): its chat and session key, when its hits
+    were written, its score (the aggregate of its hits' scores) and its best hits, best first."""
+
+    chat_id: str
+    session_key: str
+    score: float
+    start: str | None = None  # the earliest and latest timestamps among its hits
+    end: str | None = None
+    hits: list[SearchHit] = Field(default_factory=list)
+
+
 class SearchResult(_Record):
-    """What ``LayeredMemory.search`` returns (seed 003), plus per-stage timings in ms."""
+    """What ``LayeredMemory.search`` returns (seed 003), plus per-stage timings in ms. With
+    ``group_by="session"``, ``groups`` holds the best sessions and ``hits`` the best hit of each."""
 
     hits: list[SearchHit] = Field(default_factory=list)
     total_found: int = 0
@@ -316,6 +329,7 @@ class SearchResult(_Record):
     fallback_reason: str | None = None
     queries: list[str] = Field(default_factory=list)
     timings: dict[str, float] = Field(default_factory=dict)
+    groups: list[SearchGroup] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -323,6 +337,7 @@ class SearchResult(_Record):
             "total_found": self.total_found,
             "route_used": self.route_used,
             **({"fallback_reason": self.fallback_reason} if self.fallback_reason else {}),
+            **({"groups": [g.model_dump() for g in self.groups]} if self.groups is not None else {}),
         }
 
 

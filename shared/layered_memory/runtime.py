@@ -218,7 +218,7 @@ def build_runtime(
         for name in sorted(derived_collections(kinds, records, settings)):
             if index.has_collection(name):
                 index.drop_collection(name)
-    indexer = Indexer(records, index, emb, analyzer, encoder, collection, r.index_context)
+    indexer = Indexer(records, index, emb, analyzer, encoder, collection, r.index_context, r.session_gap_hours * 3600.0)
     searcher = SearchService(records, index, emb, analyzer, encoder, collection, r)
     core = Runtime(
         settings=settings, records=records, index=index, embedder=emb, chat_model=_resolve_chat_model(chat_model),

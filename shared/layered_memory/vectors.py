@@ -18,10 +18,14 @@ class SparseVector:
 
 @dataclass(slots=True)
 class VectorPoint:
+    """A point to write. ``context``: a second dense vector (the message embedded with the turn before it),
+    kept in the named vector ``context`` where the collection has one (schema 2) and dropped otherwise."""
+
     id: str  # a UUID string
     payload: dict[str, Any]
     dense: list[float] | None = None
     sparse: SparseVector | None = None
+    context: list[float] | None = None
 
 
 @dataclass(slots=True)
@@ -30,6 +34,7 @@ class IndexHit:
     score: float
     payload: dict[str, Any] = field(default_factory=dict)
     dense: list[float] | None = None
+    context: list[float] | None = None  # read back with the vectors (scroll / retrieve ``with_vectors``)
 
 
 __all__ = ["IndexHit", "SparseVector", "VectorPoint"]

@@ -257,8 +257,9 @@ def test_aflush_and_the_status_command(tmp_path: Path) -> None:
 
 
 def test_the_dense_vector_embeds_the_text_bm25_indexed_even_after_a_restart(tmp_path: Path) -> None:
-    """The writer embeds "previous turn + Speaker: text", as the BM25 point has it, also for batches
-    that are not the session's tail and for messages left pending by an earlier process."""
+    """The writer embeds "Speaker: text" into the dense vector and "previous turn + Speaker: text", as
+    the BM25 point has it, into the context vector, also for batches that are not the chat's tail and
+    for messages left pending by an earlier process."""
     from layered_memory.indexing import message_point_id
     from layered_memory.models import MessageRef
 
@@ -279,7 +280,12 @@ def test_the_dense_vector_embeds_the_text_bm25_indexed_even_after_a_restart(tmp_
         stored = mem.get_session_messages("u1", "c1")
         for prev, m in zip([None, *stored[:-1]], stored):
             point = mem.index.retrieve("lm_messages", [message_point_id("default", MessageRef("c1", m.message_id))], with_vectors=True)[0]
-            assert point.dense == pytest.approx(plain.embed_documents([ix.indexed_text(m, prev)])[0], abs=1e-6), m.message_id
+            own, ctx = ix.indexed_texts(m, prev)
+            assert point.dense == pytest.approx(plain.embed_documents([own])[0], abs=1e-6), m.message_id
+            assert (point.context is None) == (prev is None) and ctx is not None or prev is None
+            if prev is not None:
+                assert point.context == pytest.approx(plain.embed_documents([ctx])[0], abs=1e-6), m.message_id
+                assert point.payload["prev"] == prev.message_id
 
 
 def test_process_does_not_hang_on_a_record_the_embedder_keeps_refusing(tmp_path: Path) -> None:

@@ -97,14 +97,18 @@ def test_an_edit_re_indexes_the_message_and_the_next_turn(mem: LayeredMemory) ->
     mem.edit_message("s1", "m0", content="the payments pod fails with OOMKilled after the deploy")
     assert bm25(mem, "zebrafault", user_id="u1") == []  # neither the message nor the next turn keeps the old text
     assert bm25(mem, "OOMKilled")[:2] == with_next
-    if mem.index is not None:  # the dense vector is the new text's (sync mode: written by the edit itself)
+    if mem.index is not None:  # both dense vectors follow the new text (sync mode: written by the edit itself)
         ix = mem._core.indexer
         m0, m1 = mem.get_messages([("s1", "m0"), ("s1", "m1")])
         for msg, previous in ((m0, None), (m1, m0)):
             point = mem.index.retrieve(ix.collection, [message_point_id("default", msg.ref)], with_vectors=True)[0]
-            want = mem.embedder.embed_documents([ix.indexed_text(msg, previous)])[0]
+            own, ctx = ix.indexed_texts(msg, previous)  # the own text; the context: the turn before, then the own text
             assert point.payload["text"] == msg.content
-            assert max(abs(a - b) for a, b in zip(point.dense, want)) < 1e-4
+            assert max(abs(a - b) for a, b in zip(point.dense, mem.embedder.embed_documents([own])[0])) < 1e-4
+            if ctx is None:
+                assert point.context is None
+            else:
+                assert max(abs(a - b) for a, b in zip(point.context, mem.embedder.embed_documents([ctx])[0])) < 1e-4
     assert mem.doctor()["ok"]
 
 

@@ -51,9 +51,13 @@ def _assert_new_text_indexed(mem: LayeredMemory) -> None:
     assert m0 is not None and m0.content == NEW
     for msg, previous in ((m0, None), (m1, m0)):
         point = mem.index.retrieve(ix.collection, [message_point_id("default", msg.ref)], with_vectors=True)[0]  # type: ignore[union-attr]
-        want = mem.embedder.embed_documents([ix.indexed_text(msg, previous)])[0]  # type: ignore[union-attr]
+        own, ctx = ix.indexed_texts(msg, previous)  # the own text; the context (the turn before, then the own text)
+        want = mem.embedder.embed_documents([own] + ([ctx] if ctx is not None else []))  # type: ignore[union-attr]
         assert point.dense is not None, f"{msg.message_id}: the edit's point never got its dense vector"
-        assert max(abs(a - b) for a, b in zip(point.dense, want)) < 1e-4, f"{msg.message_id}: the dense vector is of the old text"
+        assert max(abs(a - b) for a, b in zip(point.dense, want[0])) < 1e-4, f"{msg.message_id}: the dense vector is of the old text"
+        if ctx is not None:
+            assert point.context is not None, f"{msg.message_id}: the point never got its context vector"
+            assert max(abs(a - b) for a, b in zip(point.context, want[1])) < 1e-4, f"{msg.message_id}: the context is of the old text"
     assert [h.id for h in mem.search("zebrafault", route="bm25").hits] == []
     report = mem.doctor()
     assert report["ok"] and report["messages"]["stale"] == 0, report

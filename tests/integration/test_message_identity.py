@@ -264,7 +264,7 @@ def test_schema_1_store_moves_points_without_embedding_again(tmp_path: Any, embe
         ("1", "chat-A"), ("1", "chat-B"), ("2", "chat-A")]
     mem.close()
     reopened = LayeredMemory.from_stores(SQLiteRecordStore(path), open_index(), embedder=counting, settings=settings())
-    assert counting.documents == 1  # only erin's new message was ever embedded
+    assert counting.documents == 2  # only erin's new message was ever embedded: its text, and its text after the turn before it
     assert reopened.records.count_messages("default") == 4 and reopened.index.count(reopened._core.indexer.collection) == 4  # type: ignore[union-attr]
     reopened.close()
 

@@ -40,4 +40,5 @@ def test_second_stage_beats_todays_hybrid_bm25_and_dense(bench):
     variants = [("bm25", "bm25", retrieval.OFF), ("dense", "dense", retrieval.OFF), ("today", "hybrid", retrieval.OFF),
                 ("defaults", "hybrid", {})]
     got = {name: retrieval.score(rows)["all"][1] for name, rows in retrieval.engine_rankings(convs, emb, variants, LayeredMemorySettings()).items()}
-    assert got["defaults"] > max(got["today"], got["bm25"], got["dense"]) + 0.03, got
+    # "today" (RRF k=2, no signals) now fuses the same two dense vectors: a stronger baseline than the single one it had
+    assert got["defaults"] > max(got["bm25"], got["dense"]) + 0.03 and got["defaults"] > got["today"] + 0.01, got

@@ -28,7 +28,7 @@ def cand(key, *, dense=None, sparse=None, dr=None, sr=None, **payload) -> Candid
 
 def fillers(n: int = 12) -> list[Candidate]:
     """Weak candidates as the index returns them below the interesting ones (own sessions, no time)."""
-    return [cand(f"~{i}", sparse=0.5 + 0.1 * i, sr=40 - i, dense=0.3 + 0.01 * i, dr=40 - i, session_key=f"fs{i}", seq=1000 + 10 * i, author="Zed")
+    return [cand(f"~{i}", sparse=0.5 + 0.1 * i, sr=40 - i, dense=0.3 + 0.01 * i, dr=40 - i, chat_id=f"fs{i}", seq=1000 + 10 * i, author="Zed")
             for i in range(n)]
 
 
@@ -62,11 +62,11 @@ def test_score_fusions_see_a_clear_winner_that_rrf_misses(fusion):
 def _session_case() -> list[Candidate]:
     # "x" is the best lexical match but alone in its session; "y" sits in a session with three other hits
     return [
-        cand("x", sparse=10.0, sr=0, session_key="s1", seq=1),
-        cand("y", sparse=9.5, sr=1, session_key="s2", seq=10),
-        cand("y2", sparse=6.0, sr=2, session_key="s2", seq=14),
-        cand("y3", sparse=5.5, sr=3, session_key="s2", seq=18),
-        cand("y4", sparse=5.0, sr=4, session_key="s2", seq=22),
+        cand("x", sparse=10.0, sr=0, chat_id="s1", seq=1),
+        cand("y", sparse=9.5, sr=1, chat_id="s2", seq=10),
+        cand("y2", sparse=6.0, sr=2, chat_id="s2", seq=14),
+        cand("y3", sparse=5.5, sr=3, chat_id="s2", seq=18),
+        cand("y4", sparse=5.0, sr=4, chat_id="s2", seq=22),
     ]
 
 
@@ -80,11 +80,11 @@ def test_neighbour_signal_lifts_the_turn_before_a_strong_hit():
     # index entry already carries the turn before it
     def cases():
         return [
-            cand("answer", sparse=10.0, sr=0, session_key="s", seq=6),
-            cand("far", sparse=4.0, sr=1, session_key="s", seq=40),
-            cand("question", sparse=3.9, sr=2, session_key="s", seq=5),
-            cand("after", sparse=3.8, sr=3, session_key="s", seq=7),
-            cand("other", sparse=1.0, sr=4, session_key="t", seq=4),
+            cand("answer", sparse=10.0, sr=0, chat_id="s", seq=6),
+            cand("far", sparse=4.0, sr=1, chat_id="s", seq=40),
+            cand("question", sparse=3.9, sr=2, chat_id="s", seq=5),
+            cand("after", sparse=3.8, sr=3, chat_id="s", seq=7),
+            cand("other", sparse=1.0, sr=4, chat_id="t", seq=4),
         ]
     assert ranked(stage(fusion="zscore"), "q", cases())[1:4] == ["far", "question", "after"]
     on = ranked(stage(fusion="zscore", neighbour_weight=0.3), "q", cases())
@@ -159,8 +159,8 @@ def test_unknown_fusion_is_refused():
 def test_session_strength_counts_a_sessions_three_best_turns():
     # "many" holds six middling matches, "few" two strong ones: summing all would hand "many" the
     # session signal; its three best (3 x 0.5) against "few"'s two (2 x 0.9) do not
-    many = [cand(f"m{i}", sparse=5.0 - 0.01 * i, sr=2 + i, session_key="many", seq=10 * i) for i in range(6)]
-    few = [cand("f0", sparse=9.0, sr=0, session_key="few", seq=1), cand("f1", sparse=8.9, sr=1, session_key="few", seq=5)]
+    many = [cand(f"m{i}", sparse=5.0 - 0.01 * i, sr=2 + i, chat_id="many", seq=10 * i) for i in range(6)]
+    few = [cand("f0", sparse=9.0, sr=0, chat_id="few", seq=1), cand("f1", sparse=8.9, sr=1, chat_id="few", seq=5)]
     got = stage(fusion="zscore", session_weight=0.5).rank("q", many + few + fillers(), k=30)
     signal = {c.key: c.signals.get("session", 0.0) for c in got}
     assert signal["f0"] == pytest.approx(1.0) and signal["m0"] < 1.0
@@ -174,7 +174,7 @@ def test_rank_sides_matches_rank(reranker):
     from layered_memory.stores.base import IndexHit
 
     rng = random.Random(7)
-    payloads = {f"p{i}": {"seq": i, "session_key": f"s{i // 5}", "author": rng.choice(["Anna", "Boris"]),
+    payloads = {f"p{i}": {"seq": i, "chat_id": f"s{i // 5}", "message_id": f"p{i}", "author": rng.choice(["Anna", "Boris"]),
                           "timestamp": f"2024-03-{1 + i % 28:02d}T12:00:00+00:00"} for i in range(60)}
     dense = [IndexHit(id=k, score=rng.random(), payload=p) for k, p in rng.sample(sorted(payloads.items()), 40)]
     sparse = [IndexHit(id=k, score=10 * rng.random(), payload=p) for k, p in rng.sample(sorted(payloads.items()), 30)]
@@ -219,3 +219,45 @@ def test_learned_model_matches_its_features():
     assert len(MODEL["coef"]) == len(FEATURES)
     x = SecondStage(RetrievalSettings(), Analyzer()).feature_matrix("q", [cand("a", sparse=1.0, dense=0.5), cand("b", dense=0.4, dr=1)])
     assert x.shape == (2, len(FEATURES)) and x[0, FEATURES.index("both")] == 1.0 and x[1, FEATURES.index("both")] == 0.0
+
+
+def test_neighbour_follows_prev_whoever_wrote_it_and_never_across_chats():
+    # the answer names the question as the turn before it (payload "prev"), a reply by another user
+    def cases():
+        return [
+            cand("answer", sparse=10.0, sr=0, chat_id="c", message_id="a", prev="q", seq=900, author="Bob"),
+            cand("question", sparse=3.9, sr=1, chat_id="c", message_id="q", seq=5, author="Anna"),
+            cand("same-id-other-chat", sparse=3.95, sr=2, chat_id="d", message_id="q", seq=899, author="Eve"),
+        ]
+    off = ranked(stage(fusion="zscore"), "q", cases())
+    assert off.index("same-id-other-chat") < off.index("question")
+    on = ranked(stage(fusion="zscore", neighbour_weight=0.3), "q", cases())
+    assert on.index("question") < on.index("same-id-other-chat")  # seqs far apart (other chats in between): prev links
+
+
+def test_sessions_are_a_chats_runs_of_close_turns_whatever_the_ids():
+    from layered_memory.retrieval.rerank import sessions_of
+
+    day = 86_400
+    def payloads(chat_per_session: bool, per_speaker: bool):
+        out = []
+        for s in range(2):
+            for i in range(3):
+                out.append({"chat_id": f"c{s}" if chat_per_session else "c", "user_id": f"u{i % 2}" if per_speaker else "u",
+                            "timestamp": f"2024-03-{1 + 7 * s:02d}T10:0{i}:00+00:00"})
+        return out
+    got = {(a, b): sessions_of(payloads(a, b), 12 * 3600)[0].tolist() for a in (False, True) for b in (False, True)}
+    assert len({tuple(v) for v in got.values()}) == 1 and got[(True, True)] == [0, 0, 0, 1, 1, 1]
+    assert sessions_of([{"chat_id": "c"}, {"chat_id": "c"}, {"chat_id": "d"}], day)[1] == 2  # no timestamps: one per chat
+
+
+def test_a_verbatim_match_comes_first_whatever_the_signals_say():
+    from layered_memory.retrieval.analyzer import text_key
+
+    query = "Thanks, Gina!  Sounds familiar."
+    def cases():
+        return [cand("next", sparse=9.0, sr=0, dense=0.9, dr=0, author="Gina", chat_id="c", message_id="n", prev="t", seq=2),
+                cand("target", sparse=8.0, sr=1, dense=0.8, dr=1, author="Jon", chat_id="c", message_id="t", seq=1,
+                     text_key=text_key("thanks, gina! sounds familiar.")), ]
+    assert ranked(stage(fusion="zscore", speaker_weight=0.7, neighbour_weight=0.3), query, cases())[0] == "target"
+    assert ranked(stage(fusion="zscore", speaker_weight=0.7, exact_first=False), query, cases())[0] == "next"

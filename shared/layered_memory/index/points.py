@@ -15,6 +15,7 @@ from typing import Any
 from .._lazy import qdrant_models as models
 
 from ..models import Message, MessageRef, iso
+from ..retrieval.analyzer import text_key
 
 _POINT_NS = uuid.UUID("6f1c7a52-3c1e-4a53-9d0e-52a3b1e0c0de")
 _URL = re.compile(r"https?://[^\s<>\"')\]]+")
@@ -75,8 +76,9 @@ def message_payload(msg: Message, lang: str) -> dict[str, Any]:
         "links": meta.get("links") or _URL.findall(msg.content),
         "media_types": list(meta.get("media_types") or []),
         "hash": hashlib.sha256(msg.content.encode()).hexdigest()[:16],
+        "text_key": text_key(msg.content),
         "text": msg.content,
     }
 
 
-__all__ = ["legacy_message_point_id", "message_payload", "message_point_id", "point_id", "scope_filter", "speaker"]
+__all__ = ["legacy_message_point_id", "message_payload", "message_point_id", "point_id", "scope_filter", "speaker", "text_key"]

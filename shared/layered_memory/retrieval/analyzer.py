@@ -27,6 +27,8 @@ If every token of a text is a stopword, the stopwords are kept (a query "who is 
 
 from __future__ import annotations
 
+import hashlib
+
 import logging
 import re
 import unicodedata
@@ -35,7 +37,13 @@ import Stemmer
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Analyzer", "EN_STOPWORDS", "RU_STOPWORDS"]
+__all__ = ["Analyzer", "EN_STOPWORDS", "RU_STOPWORDS", "text_key"]
+
+
+def text_key(text: str) -> str:
+    """The key of a text up to case and whitespace (a message point's ``text_key``): a message whose key
+    is the query's is the query verbatim, and comes first in a search (``rerank.verbatim``)."""
+    return hashlib.sha256(" ".join(text.split()).casefold().encode()).hexdigest()[:16]
 
 EN_STOPWORDS = frozenset(
     """a an and are as at be been being but by did do does doing for from had has have having he her hers him his

@@ -20,6 +20,7 @@ from ..models import INTERACTION_TYPES, ROLES, iso, parse_time
 logger = logging.getLogger(__name__)
 
 ROUTES = ("hybrid", "bm25", "dense")
+GROUP_BY = ("session",)
 MAX_K = 100
 
 # filter name -> payload key (keyword match); value may be a string or a list of strings (any of)
@@ -49,6 +50,7 @@ class SearchPlan:
     route: str
     filter: FilterSpec  # the scope's base filter AND the user's filters: compiled for the index or run in-process
     filters: dict[str, Any] = field(default_factory=dict)  # the validated, normalized user filters
+    group_by: str | None = None  # "session": rank sessions as units (k of them)
 
 
 def normalize_queries(queries: str | Sequence[str] | None, *, max_chars: int = 2000) -> list[str]:
@@ -156,19 +158,22 @@ def plan_search(
     k: int = 10,
     route: str = "hybrid",
     max_query_chars: int = 2000,
+    group_by: str | None = None,
 ) -> SearchPlan:
     """Validate everything and return the plan; nothing runs.
 
     Raises:
-        InvalidInputError: bad queries, k outside 1..100, unknown route, bad filters.
+        InvalidInputError: bad queries, k outside 1..100, unknown route or group_by, bad filters.
     """
+    if group_by is not None and group_by not in GROUP_BY:
+        raise InvalidInputError("group_by", group_by, f"must be one of {', '.join(GROUP_BY)} (or None)", 'use group_by="session"')
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
         raise InvalidInputError("k", k, f"must be an integer from 1 to {MAX_K}", "pass e.g. k=10")
     if route not in ROUTES:
         raise InvalidInputError("route", route, f"must be one of {', '.join(ROUTES)}", 'use route="hybrid"')
     qs = normalize_queries(queries, max_chars=max_query_chars)
     flt, normalized = build_filter(base, filters)
-    return SearchPlan(queries=qs, k=k, route=route, filter=flt, filters=normalized)
+    return SearchPlan(queries=qs, k=k, route=route, filter=flt, filters=normalized, group_by=group_by)
 
 
 def aligned_vectors(plan: SearchPlan, texts: list[str], vectors: list[list[float]]) -> list[list[float]]:

@@ -52,16 +52,17 @@ from typing import Any
 
 import numpy as np
 
-from .analyzer import Analyzer
+from .analyzer import Analyzer, text_key
+from .confidence import Confidence, estimate
 from .learned import FEATURES, score as learned_score
 from .timeexpr import TimeWindow, resolve_time
 
 __all__ = ["Candidate", "SecondStage", "FUSIONS", "RERANKERS", "SIGNAL_KEYS", "SIGNAL_WEIGHTS", "has_signals", "names_speaker"]
 
-FUSIONS = ("rrf", "zscore", "dbsf", "adaptive")
+FUSIONS = ("rrf", "zscore", "dbsf", "adaptive", "confidence")
 RERANKERS = ("rules", "learned", "off")
 SIDES = ("dense", "sparse")
-SIGNAL_KEYS = ("author", "user_id", "session_key", "seq", "timestamp")  # payload keys the signals read (phrase: + "text")
+SIGNAL_KEYS = ("author", "chat_id", "message_id", "prev", "seq", "text_key", "timestamp")  # payload keys the signals read (phrase: + "text")
 SIGNAL_WEIGHTS = ("neighbour_weight", "session_weight", "speaker_weight", "phrase_weight", "time_weight")
 
 
@@ -133,6 +134,34 @@ def names_speaker(query: str, author: str) -> bool:
     return False
 
 
+def sessions_of(payloads: Sequence[dict[str, Any]], gap_seconds: float) -> tuple[np.ndarray, int]:
+    """Each candidate's session index and the number of sessions: a session is a run of a chat's
+    candidates with no more than ``gap_seconds`` between consecutive ones (by timestamp), so the same
+    turns group alike whether the caller keeps one chat per conversation or one per session, one
+    ``user_id`` or one per speaker. Candidates without a timestamp form one session per chat."""
+    chats: dict[Any, list[tuple[float, int]]] = {}
+    for i, p in enumerate(payloads):
+        t = _parse_ts(p.get("timestamp"))
+        chats.setdefault(p.get("chat_id"), []).append((t.timestamp() if t is not None else float("-inf"), i))
+    out = np.zeros(len(payloads), dtype=np.int64)
+    n = 0
+    for members in chats.values():
+        members.sort()
+        last = None
+        for t, i in members:
+            if last is None or (t - last > gap_seconds if t != float("-inf") and last != float("-inf") else t != last):
+                n += 1
+            out[i] = n - 1
+            last = t
+    return out, n
+
+
+def verbatim(query: str, payloads: Sequence[dict[str, Any]]) -> np.ndarray:
+    """Which candidates are the query verbatim, up to case and whitespace (their ``text_key``)."""
+    key = text_key(query)
+    return np.array([p.get("text_key") == key for p in payloads], dtype=bool)
+
+
 def _minmax(x: np.ndarray) -> np.ndarray:
     """Rescaled to 0..1 over the candidates; all equal (one candidate, or a tie) are all the best: 1."""
     lo, hi = float(x.min()), float(x.max())
@@ -145,6 +174,7 @@ class SecondStage:
     def __init__(self, settings: Any, analyzer: Analyzer) -> None:
         self.s = settings
         self.analyzer = analyzer
+        self.confidence: Confidence | None = None  # the last query's route confidence (fusion="confidence")
 
     # -- fusion -----------------------------------------------------------------------------------
     def side_weights(self) -> dict[str, float]:
@@ -167,15 +197,15 @@ class SecondStage:
                     ranks[j, i] = c.ranks[side]
         return scores, ranks
 
-    def fuse(self, cands: list[Candidate]) -> None:
+    def fuse(self, cands: list[Candidate], query: str = "") -> None:
         """Set every candidate's ``score`` to its fused score."""
         if cands:
             scores, ranks = self._arrays(cands)
-            fused, _ = self._fuse(scores, ranks)
+            fused, _ = self._fuse(scores, ranks, query)
             for c, v in zip(cands, fused.tolist()):
                 c.score = v
 
-    def _fuse(self, scores: np.ndarray, ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _fuse(self, scores: np.ndarray, ranks: np.ndarray, query: str = "") -> tuple[np.ndarray, np.ndarray]:
         """(fused score, z-scores (2, n) with the side minimum for the absent; 0 for a muted or empty side)."""
         s = self.s
         w = self.side_weights()
@@ -202,6 +232,9 @@ class SecondStage:
             return (weights[:, None] * np.where(live[:, None], v, 0.0)).sum(axis=0), z
         if s.fusion == "adaptive" and live.all():
             weights = weights * self._separation(z, present)
+        elif s.fusion == "confidence" and live.all():
+            self.confidence = estimate(self.analyzer.terms(query) if query else [], query, scores, ranks, z, s)
+            weights = np.array(self.confidence.weights)
         return (weights[:, None] * z).sum(axis=0), z
 
     def _separation(self, z: np.ndarray, present: np.ndarray) -> np.ndarray:
@@ -268,25 +301,27 @@ class SecondStage:
             final = base.copy()
             for name, v in sig.items():
                 final += getattr(self.s, f"{name}_weight") * v
+        if self.s.exact_first:  # a verbatim match scores above every other candidate
+            exact = verbatim(query, payloads)
+            if exact.any():
+                final = np.where(exact, final + (final.max() - final.min()) + 1.0, final)
         return np.lexsort((-seq, -base, -final))[:k], final, base, sig
 
     def _inputs(self, query: str, payloads: list[dict[str, Any]], scores: np.ndarray, ranks: np.ndarray,
                 now: datetime | None) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], np.ndarray]:
         """(fused score rescaled to 0..1, z-scores, signal name -> values, seq) of the candidates."""
         s = self.s
-        fused, z = self._fuse(scores, ranks)
+        fused, z = self._fuse(scores, ranks, query)
         base = _minmax(fused)
         sig: dict[str, np.ndarray] = {}
         seq = np.array([int(p.get("seq") or 0) for p in payloads], dtype=np.int64)
         if s.reranker == "off":
             return base, z, sig, seq
-        if s.neighbour_weight > 0 or s.session_weight > 0:
-            ids: dict[tuple[Any, Any], int] = {}
-            sess = np.array([ids.setdefault((p.get("user_id"), p.get("session_key") or p.get("chat_id")), len(ids)) for p in payloads])
-            if s.neighbour_weight > 0:
-                sig["neighbour"] = self._neighbours(sess, seq, payloads, base)
-            if s.session_weight > 0:
-                sig["session"] = self._sessions(sess, len(ids), base)
+        if s.neighbour_weight > 0:
+            sig["neighbour"] = self._neighbours(seq, payloads, base)
+        if s.session_weight > 0:
+            sess, n_sessions = sessions_of(payloads, s.session_gap_hours * 3600.0)
+            sig["session"] = self._sessions(sess, n_sessions, base)
         if s.speaker_weight > 0:
             sig["speaker"] = self._speakers(query, payloads)
         if s.phrase_weight > 0:
@@ -314,17 +349,30 @@ class SecondStage:
         }
         return np.column_stack([cols[f] if f in cols else sig.get(f, zero) for f in FEATURES])
 
-    def _neighbours(self, sess: np.ndarray, seq: np.ndarray, payloads: list[dict[str, Any]], base: np.ndarray) -> np.ndarray:
-        """A turn followed (within ``neighbour_span`` seqs, same session) by a candidate gains that candidate's score."""
+    def _neighbours(self, seq: np.ndarray, payloads: list[dict[str, Any]], base: np.ndarray) -> np.ndarray:
+        """A turn followed by a candidate gains that candidate's score: the candidate's ``prev`` (the turn
+        before it in its chat, whoever wrote it) names it. A payload without ``prev`` (indexed before it
+        existed) links by seq instead: the next turn of the same chat within ``neighbour_span`` seqs."""
         out = np.zeros(len(base))
-        has_seq = np.array([p.get("seq") is not None for p in payloads])
-        idx = np.flatnonzero(has_seq)
-        if len(idx) < 2:
-            return out
-        order = idx[np.lexsort((seq[idx], sess[idx]))]
-        cur, nxt = order[:-1], order[1:]
-        ok = (sess[cur] == sess[nxt]) & (seq[nxt] - seq[cur] <= max(1, int(self.s.neighbour_span)))
-        out[cur[ok]] = base[nxt[ok]]
+        where = {(p.get("chat_id"), p.get("message_id")): i for i, p in enumerate(payloads)}
+        legacy: list[int] = []
+        for j, p in enumerate(payloads):
+            prev = p.get("prev")
+            if prev is not None:
+                i = where.get((p.get("chat_id"), prev))
+                if i is not None and i != j:
+                    out[i] = max(out[i], base[j])
+            elif p.get("seq") is not None:
+                legacy.append(j)
+        if len(legacy) > 1:
+            ids: dict[Any, int] = {}
+            chat = np.array([ids.setdefault(payloads[j].get("chat_id"), len(ids)) for j in legacy])
+            idx = np.array(legacy)
+            order = idx[np.lexsort((seq[idx], chat))]
+            chat_of = dict(zip(legacy, chat.tolist()))
+            cur, nxt = order[:-1], order[1:]
+            ok = np.array([chat_of[int(a)] == chat_of[int(b)] for a, b in zip(cur, nxt)]) & (seq[nxt] - seq[cur] <= max(1, int(self.s.neighbour_span)))
+            out[cur[ok]] = np.maximum(out[cur[ok]], base[nxt[ok]])
         return out
 
     @staticmethod

@@ -163,7 +163,9 @@ class IndexQuery:
     """One query to a ``VectorIndex``: dense only, sparse only, or both fused with (weighted) RRF
     inside the index. The filter (a ``qdrant_client.models.Filter``, e.g. ``FilterSpec.to_qdrant()``)
     applies inside each prefetch, so a scope filter never lets another scope's point into the
-    candidate lists. ``weights`` are (dense, sparse) for the fused case.
+    candidate lists. ``weights`` are (dense, sparse) for the fused case. ``using`` names the dense
+    vector ``dense`` is matched against: ``"dense"`` (a record's text) or ``"context"`` (a message
+    embedded with the turn before it; nothing is found in a collection without that vector).
 
         index.query("messages", IndexQuery(dense=q, sparse=s, filter=spec.to_qdrant(), limit=10))
         index.query("messages", dense=q, sparse=s, limit=10)     # the same, as keywords
@@ -177,6 +179,7 @@ class IndexQuery:
     rrf_k: int = 60
     weights: tuple[float, float] | None = None
     payload: bool | Sequence[str] = True  # the whole payload, none, or only these keys (cheaper for many candidates)
+    using: str = "dense"
 
     @classmethod
     def of(cls, request: IndexQuery | None, keywords: Mapping[str, Any]) -> IndexQuery:
@@ -224,7 +227,7 @@ INDEX_CAPABILITIES = frozenset({MANUAL_OPTIMIZE})
 
 @runtime_checkable
 class VectorIndex(Protocol):
-    """Named vectors ``dense`` (cosine) and ``bm25`` (sparse, IDF modifier) with a filterable payload.
+    """Named vectors ``dense`` and ``context`` (cosine) and ``bm25`` (sparse, IDF modifier) with a filterable payload.
 
     Filters are ``qdrant_client.models.Filter`` objects on every backend (the Edge backend
     translates them). Flags are stored as int 0/1 (Qdrant Edge cannot match bools).
@@ -251,6 +254,10 @@ class VectorIndex(Protocol):
     def query_sides(self, name: str, dense: IndexQuery, sparse: IndexQuery) -> tuple[list[IndexHit], list[IndexHit]]:
         """Two single-side queries (a dense one and a sparse one), each with its own scores, unfused: the
         input of a client-side fusion. A backend may plan them as one batch."""
+
+    def query_batch(self, name: str, requests: Sequence[IndexQuery]) -> list[list[IndexHit]]:
+        """Several queries, each with its own scores, results in order (a backend may plan them as one
+        batch): e.g. both dense vectors and BM25 of a message search."""
 
     def count(self, name: str, filter: Any = None) -> int: ...
 

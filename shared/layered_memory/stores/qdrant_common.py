@@ -1,8 +1,11 @@
 """The Qdrant collection schema shared by the Edge and the server/client backends.
 
 Both backends store the same thing: named vectors ``dense`` (cosine, sized by the embedder; absent when there
-is no embedder) and ``bm25`` (sparse, IDF modifier), UUID-string point ids, and the payload indexes listed in
-``PAYLOAD_INDEXES``. ``qdrant_client.models`` is the request language on both; ``qdrant_edge.py`` translates it.
+is no embedder), ``context`` (schema 2: a second dense vector of the same size, e.g. a message embedded with the
+turn before it; a point may lack it) and ``bm25`` (sparse, IDF modifier), UUID-string point ids, and the payload
+indexes listed in ``PAYLOAD_INDEXES``. A collection created before schema 2 has no ``context`` vector: points
+written there keep ``dense`` and ``bm25`` only, and a query of ``context`` finds nothing (``recreate_index=True``
+adds it). ``qdrant_client.models`` is the request language on both; ``qdrant_edge.py`` translates it.
 
 This module holds only what is identical on both sides: the schema marker and its check, input validation
 (ids, vector sizes, filters), the payload index kinds, and a reference RRF used by the tests and the benchmark.
@@ -24,9 +27,11 @@ from .base import PAYLOAD_INDEXES, IndexHit, SparseVector, VectorPoint
 logger = logging.getLogger(__name__)
 
 DENSE = "dense"
+CONTEXT = "context"
+DENSE_VECTORS = (DENSE, CONTEXT)  # what IndexQuery.using may name
 SPARSE = "bm25"
 MARKER_KEY = "layered_memory"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the ``context`` dense vector
 DEFAULT_RRF_K = 60
 
 
@@ -38,9 +43,10 @@ class CollectionSchema:
     dense_dim: int | None
     embedder: str | None = None
     version: int = SCHEMA_VERSION
+    context: bool = False  # the collection has the ``context`` vector (read from its config, not the marker)
 
     def to_json(self) -> dict[str, Any]:
-        return {"dense_dim": self.dense_dim, "embedder": self.embedder, "version": self.version}
+        return {"dense_dim": self.dense_dim, "embedder": self.embedder, "version": self.version, "context": self.context}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CollectionSchema:
@@ -48,7 +54,8 @@ class CollectionSchema:
         return cls(
             dense_dim=int(dim) if dim is not None else None,
             embedder=data.get("embedder"),
-            version=int(data.get("version", SCHEMA_VERSION)),
+            version=int(data.get("version", 1)),
+            context=bool(data.get("context", False)),
         )
 
 
@@ -169,6 +176,7 @@ def check_points(points: Sequence[VectorPoint], dense_dim: int | None, *, name: 
     for i, p in enumerate(points):
         ids.append(check_point_id(p.id, f"points[{i}].id"))
         check_dense(p.dense, dense_dim, name=name, field=f"points[{i}].dense")
+        check_dense(p.context, dense_dim, name=name, field=f"points[{i}].context")
         check_sparse(p.sparse, field=f"points[{i}].sparse")
         if p.dense is None and p.sparse is None:
             raise InvalidInputError(
@@ -190,6 +198,22 @@ def check_payload(payload: Mapping[str, Any], *, field: str) -> None:
 
 
 _INT_FLAGS = tuple(f for f, kind in PAYLOAD_INDEXES.items() if kind == "integer")
+
+
+def check_using(using: str) -> None:
+    if using not in DENSE_VECTORS:
+        raise InvalidInputError("using", using, f"must name a dense vector: {', '.join(DENSE_VECTORS)}", 'use "dense"')
+
+
+def dropped_context(points: Sequence[VectorPoint], schema: CollectionSchema, name: str, warned: set[str]) -> None:
+    """Log once per collection that ``context`` vectors are dropped (a collection from before schema 2)."""
+    if not schema.context and name not in warned and any(p.context is not None for p in points):
+        warned.add(name)
+        logger.warning(
+            "collection %r was created before the context vector (schema 2): messages are indexed without it, so a "
+            "message is found by its own text but not by the turn before it. Re-create it from the record store to add "
+            "it: LayeredMemory.embedded(..., recreate_index=True) or `layered-memory reindex --recreate`", name,
+        )
 
 
 def check_query_args(
@@ -275,10 +299,10 @@ def rrf_fuse(
     return [IndexHit(id=pid, score=scores[pid], payload=first[pid].payload, dense=first[pid].dense) for pid in order]
 
 
-def dense_of(vector: Any) -> list[float] | None:
-    """The ``dense`` part of a returned vector (dict of named vectors, or None)."""
+def dense_of(vector: Any, name: str = DENSE) -> list[float] | None:
+    """The ``dense`` (or ``name``) part of a returned vector (dict of named vectors, or None)."""
     if isinstance(vector, Mapping):
-        got = vector.get(DENSE)
+        got = vector.get(name)
         return [float(x) for x in got] if got is not None else None
     return None
 

@@ -170,10 +170,12 @@ def _iso(value: Any) -> str | None:
     return value.isoformat()
 
 
-def _vector(p: VectorPoint) -> dict[str, Any]:
+def _vector(p: VectorPoint, context: bool) -> dict[str, Any]:
     vec: dict[str, Any] = {}
     if p.dense is not None:
         vec[qc.DENSE] = [float(x) for x in p.dense]
+    if p.context is not None and context:
+        vec[qc.CONTEXT] = [float(x) for x in p.context]
     if p.sparse is not None:
         vec[qc.SPARSE] = qe.SparseVector(list(p.sparse.indices), [float(x) for x in p.sparse.values])
     return vec
@@ -185,6 +187,7 @@ def _hit(p: Any, with_dense: bool = False) -> IndexHit:
         score=float(getattr(p, "score", 0.0) or 0.0),
         payload=dict(p.payload or {}),
         dense=qc.dense_of(p.vector) if with_dense else None,
+        context=qc.dense_of(p.vector, qc.CONTEXT) if with_dense else None,
     )
 
 
@@ -192,7 +195,7 @@ def _hit(p: Any, with_dense: bool = False) -> IndexHit:
 
 
 class _Collection:
-    __slots__ = ("shard", "schema", "path", "indexed", "points_seen")
+    __slots__ = ("shard", "schema", "path", "indexed", "points_seen", "warned")
 
     def __init__(self, shard: qe.EdgeShard, schema: qc.CollectionSchema, path: Path) -> None:
         self.shard = shard
@@ -200,6 +203,7 @@ class _Collection:
         self.path = path
         self.indexed = False  # every payload index exists
         self.points_seen = 0  # points at open plus points upserted since (overwrites count twice: an upper bound)
+        self.warned: set[str] = set()  # context vectors dropped (a collection from before schema 2): said once
 
 
 class QdrantEdgeVectorIndex:
@@ -252,13 +256,13 @@ class QdrantEdgeVectorIndex:
                 col = self._collection(name)
                 qc.check_schema(name, col.schema, dense_dim=dense_dim, embedder=embedder, backend=BACKEND)
                 if embedder is not None and col.schema.embedder is None:
-                    col.schema = qc.CollectionSchema(dense_dim, embedder)
+                    col.schema = qc.CollectionSchema(dense_dim, embedder, col.schema.version, col.schema.context)
                     self._write_marker(col.path, col.schema)
                 return
             path = self._path(name)
-            schema = qc.CollectionSchema(dense_dim=dense_dim, embedder=embedder)
+            schema = qc.CollectionSchema(dense_dim=dense_dim, embedder=embedder, context=dense_dim is not None)
             config = qe.EdgeConfig(
-                vectors={qc.DENSE: qe.EdgeVectorParams(size=dense_dim, distance=qe.Distance.Cosine)}
+                vectors={v: qe.EdgeVectorParams(size=dense_dim, distance=qe.Distance.Cosine) for v in qc.DENSE_VECTORS}
                 if dense_dim is not None
                 else None,
                 sparse_vectors={qc.SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
@@ -322,13 +326,15 @@ class QdrantEdgeVectorIndex:
 
     @staticmethod
     def _read_marker(path: Path) -> qc.CollectionSchema:
-        marker = path / MARKER_FILE
-        if marker.exists():
-            return qc.CollectionSchema.from_json(json.loads(marker.read_text()))
-        # A shard made by other tools: derive the schema from Edge's own config file.
+        """The marker's embedder and version; the vectors (size, whether ``context`` exists) from Edge's own
+        config file, which is the truth (a shard made by other tools has no marker)."""
         config = json.loads((path / "edge_config.json").read_text())
-        dense = (config.get("vectors") or {}).get(qc.DENSE)
-        return qc.CollectionSchema(dense_dim=int(dense["size"]) if dense else None)
+        vectors = config.get("vectors") or {}
+        dense = vectors.get(qc.DENSE)
+        dim = int(dense["size"]) if dense else None
+        marker = path / MARKER_FILE
+        stored = qc.CollectionSchema.from_json(json.loads(marker.read_text())) if marker.exists() else qc.CollectionSchema(dim, version=1)
+        return qc.CollectionSchema(dim, stored.embedder, stored.version, qc.CONTEXT in vectors)
 
     def drop_collection(self, name: str) -> None:
         with self._lock:
@@ -390,10 +396,11 @@ class QdrantEdgeVectorIndex:
     def upsert(self, name: str, points: Sequence[VectorPoint]) -> None:
         col = self._collection(name)
         ids = qc.check_points(points, col.schema.dense_dim, name=name)
+        qc.dropped_context(points, col.schema, name, col.warned)
         with self._lock, _edge_errors("upsert", col.path):
             for start in range(0, len(points), UPSERT_BATCH):
                 batch = [
-                    qe.Point(pid, _vector(p), dict(p.payload))
+                    qe.Point(pid, _vector(p, col.schema.context), dict(p.payload))
                     for pid, p in zip(ids[start : start + UPSERT_BATCH], points[start : start + UPSERT_BATCH])
                 ]
                 col.shard.update(qe.UpdateOperation.upsert_points(batch))
@@ -452,10 +459,13 @@ class QdrantEdgeVectorIndex:
         weights: tuple[float, float] | None = None,
         filter_in_prefetch: bool = False,
         payload: bool | Sequence[str] = True,
+        using: str = qc.DENSE,
     ) -> qe.QueryRequest:
         """Build (not run) the Edge request for ``query``. ``filter_in_prefetch`` repeats the filter in each
-        prefetch instead of the top level (same results; kept for the conformance test)."""
+        prefetch instead of the top level (same results; kept for the conformance test); ``using`` names the
+        dense vector ``dense`` is matched against."""
         col = self._collection(name)
+        qc.check_using(using)
         qc.check_query_args(dense, sparse, limit, prefetch_limit, rrf_k, weights)
         qc.check_dense(dense, col.schema.dense_dim, name=name, field="dense")
         qc.check_sparse(sparse, field="sparse")
@@ -463,7 +473,7 @@ class QdrantEdgeVectorIndex:
         with_payload = payload if isinstance(payload, bool) else [str(k) for k in payload]
         nearest = []
         if dense is not None:
-            nearest.append(qe.Query.Nearest([float(x) for x in dense], using=qc.DENSE))
+            nearest.append(qe.Query.Nearest([float(x) for x in dense], using=using))
         if sparse is not None:
             sv = qe.SparseVector(list(sparse.indices), [float(x) for x in sparse.values])
             nearest.append(qe.Query.Nearest(sv, using=qc.SPARSE))
@@ -489,21 +499,33 @@ class QdrantEdgeVectorIndex:
     def query(self, name: str, request: IndexQuery | None = None, /, **keywords: Any) -> list[IndexHit]:
         """Dense only, sparse only, or both fused by weighted RRF inside the engine; the filter applies inside
         the prefetches, so a tenant filter never lets another tenant's point into the candidate lists."""
-        return self.run_query(name, self._plan(name, IndexQuery.of(request, keywords)))
+        return self.query_batch(name, [IndexQuery.of(request, keywords)])[0]
 
     def _plan(self, name: str, q: IndexQuery) -> qe.QueryRequest:
         return self.plan_query(
             name, dense=q.dense, sparse=q.sparse, filter=q.filter, limit=q.limit,
-            prefetch_limit=q.prefetch_limit, rrf_k=q.rrf_k, weights=q.weights, payload=q.payload,
+            prefetch_limit=q.prefetch_limit, rrf_k=q.rrf_k, weights=q.weights, payload=q.payload, using=q.using,
         )
+
+    def query_batch(self, name: str, requests: Sequence[IndexQuery]) -> list[list[IndexHit]]:
+        """Several queries planned as one Edge batch (one pass over the segments), results in order. A query of
+        the ``context`` vector in a collection without it (created before schema 2) finds nothing."""
+        col = self._collection(name)
+        plans = [self._plan(name, q) for q in requests]  # validates every request first
+        live = [i for i, q in enumerate(requests) if col.schema.context or q.using != qc.CONTEXT or q.dense is None]
+        plans = [plans[i] for i in live]
+        out: list[list[IndexHit]] = [[] for _ in requests]
+        if plans:
+            with _edge_errors("query", col.path):
+                got = col.shard.query_batch(qe.QueryBatchRequest(plans)) if len(plans) > 1 else [col.shard.query(plans[0])]
+            for i, points in zip(live, got):
+                out[i] = [_hit(p) for p in points]
+        return out
 
     def query_sides(self, name: str, dense: IndexQuery, sparse: IndexQuery) -> tuple[list[IndexHit], list[IndexHit]]:
         """Both single-side queries planned as one Edge batch (one pass over the segments)."""
-        requests = [self._plan(name, dense), self._plan(name, sparse)]
-        col = self._collection(name)
-        with _edge_errors("query", col.path):
-            got = col.shard.query_batch(qe.QueryBatchRequest(requests))
-        return [_hit(p) for p in got[0]], [_hit(p) for p in got[1]]
+        got = self.query_batch(name, [dense, sparse])
+        return got[0], got[1]
 
     def scroll(
         self, name: str, *, filter: Any = None, limit: int = 256, offset: Any = None, with_vectors: bool = False
@@ -513,18 +535,24 @@ class QdrantEdgeVectorIndex:
         f = to_edge_filter(qc.as_filter(filter))
         start = qc.check_point_id(offset, "offset") if offset is not None else None
         request = qe.ScrollRequest(
-            offset=start, limit=limit, filter=f, with_payload=True, with_vector=[qc.DENSE] if with_vectors else False
+            offset=start, limit=limit, filter=f, with_payload=True, with_vector=self._vector_names(col) if with_vectors else False
         )
         with _edge_errors("scroll", col.path):
             records, nxt = col.shard.scroll(request)
         return [_hit(r, with_dense=with_vectors) for r in records], (str(nxt) if nxt is not None else None)
+
+    @staticmethod
+    def _vector_names(col: _Collection) -> list[str] | bool:
+        if col.schema.dense_dim is None:
+            return False
+        return list(qc.DENSE_VECTORS) if col.schema.context else [qc.DENSE]
 
     def retrieve(self, name: str, ids: Sequence[str], *, with_vectors: bool = False) -> list[IndexHit]:
         col = self._collection(name)
         canon = [qc.check_point_id(i, "ids") for i in ids]
         with _edge_errors("retrieve", col.path):
             # Edge 0.9: with_payload / with_vector are required positionally despite the stub.
-            records = col.shard.retrieve(canon, True, [qc.DENSE] if with_vectors else False)
+            records = col.shard.retrieve(canon, True, self._vector_names(col) if with_vectors else False)
         return [_hit(r, with_dense=with_vectors) for r in records]
 
 

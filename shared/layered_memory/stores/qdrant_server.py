@@ -58,6 +58,7 @@ class QdrantVectorIndex:
     def __init__(self, client: QdrantClient, *, location: str | None = None) -> None:
         self.location = location or _describe(client)
         self._schemas: dict[str, qc.CollectionSchema] = {}
+        self._warned: set[str] = set()  # collections whose dropped context vectors were reported
         # Local mode (":memory:" / path) is not thread-safe (concurrent upsert and query broke numpy
         # shapes in a test): serialize it. A server client is safe and stays unlocked.
         local = type(getattr(client, "_client", None)).__name__ == "QdrantLocal"
@@ -116,22 +117,22 @@ class QdrantVectorIndex:
         """
         if dense_dim is not None and dense_dim < 1:
             raise InvalidInputError("dense_dim", dense_dim, "must be a positive size or None", "pass the embedder's dim")
-        wanted = qc.CollectionSchema(dense_dim=dense_dim, embedder=embedder)
         if self.has_collection(name):
             stored = self._read_schema(name)
             qc.check_schema(name, stored, dense_dim=dense_dim, embedder=embedder, backend=BACKEND)
             if embedder is not None and stored.embedder is None:
+                stored = qc.CollectionSchema(stored.dense_dim, embedder, stored.version, stored.context)
                 with self._errors("ensure_collection", name):
-                    self.client.update_collection(name, metadata={qc.MARKER_KEY: wanted.to_json()})
-                stored = wanted
+                    self.client.update_collection(name, metadata={qc.MARKER_KEY: stored.to_json()})
             self._ensure_indexes(name)
             self._schemas[name] = stored
             return
         vectors = (
-            {qc.DENSE: models.VectorParams(size=dense_dim, distance=models.Distance.COSINE)}
+            {v: models.VectorParams(size=dense_dim, distance=models.Distance.COSINE) for v in qc.DENSE_VECTORS}
             if dense_dim is not None
             else {}
         )
+        wanted = qc.CollectionSchema(dense_dim=dense_dim, embedder=embedder, context=dense_dim is not None)
         with self._errors("ensure_collection", name):
             self.client.create_collection(
                 name,
@@ -150,11 +151,12 @@ class QdrantVectorIndex:
         vectors = info.config.params.vectors
         dense = vectors.get(qc.DENSE) if isinstance(vectors, Mapping) else None
         actual_dim = int(dense.size) if dense is not None else None
+        context = isinstance(vectors, Mapping) and qc.CONTEXT in vectors
         if meta is not None:
             schema = qc.CollectionSchema.from_json(meta)
-            # The collection's own config is the truth for the size; the marker adds the embedder.
-            return qc.CollectionSchema(dense_dim=actual_dim, embedder=schema.embedder, version=schema.version)
-        return qc.CollectionSchema(dense_dim=actual_dim)
+            # The collection's own config is the truth for the vectors; the marker adds the embedder.
+            return qc.CollectionSchema(dense_dim=actual_dim, embedder=schema.embedder, version=schema.version, context=context)
+        return qc.CollectionSchema(dense_dim=actual_dim, version=1, context=context)
 
     def _schema(self, name: str) -> qc.CollectionSchema:
         schema = self._schemas.get(name)
@@ -207,7 +209,8 @@ class QdrantVectorIndex:
     def upsert(self, name: str, points: Sequence[VectorPoint]) -> None:
         schema = self._schema(name)
         ids = qc.check_points(points, schema.dense_dim, name=name)
-        structs = [models.PointStruct(id=pid, vector=_vector(p), payload=dict(p.payload)) for pid, p in zip(ids, points)]
+        qc.dropped_context(points, schema, name, self._warned)
+        structs = [models.PointStruct(id=pid, vector=_vector(p, schema.context), payload=dict(p.payload)) for pid, p in zip(ids, points)]
         with self._errors("upsert", name):
             for start in range(0, len(structs), UPSERT_BATCH):
                 self.client.upsert(name, points=structs[start : start + UPSERT_BATCH], wait=True)
@@ -260,16 +263,18 @@ class QdrantVectorIndex:
         rrf_k: int = qc.DEFAULT_RRF_K,
         weights: tuple[float, float] | None = None,
         payload: bool | Sequence[str] = True,
+        using: str = qc.DENSE,
     ) -> dict[str, Any]:
-        """Build (not run) the ``query_points`` keyword arguments for ``query``."""
+        """Build (not run) the ``query_points`` keyword arguments for ``query``; ``using`` names the dense vector."""
         schema = self._schema(name)
+        qc.check_using(using)
         qc.check_query_args(dense, sparse, limit, prefetch_limit, rrf_k, weights)
         qc.check_dense(dense, schema.dense_dim, name=name, field="dense")
         qc.check_sparse(sparse, field="sparse")
         f = qc.as_filter(filter)
         legs: list[tuple[Any, str]] = []
         if dense is not None:
-            legs.append(([float(x) for x in dense], qc.DENSE))
+            legs.append(([float(x) for x in dense], using))
         if sparse is not None:
             sv = models.SparseVector(indices=list(sparse.indices), values=[float(x) for x in sparse.values])
             legs.append((sv, qc.SPARSE))
@@ -284,18 +289,33 @@ class QdrantVectorIndex:
     def query(self, name: str, request: IndexQuery | None = None, /, **keywords: Any) -> list[IndexHit]:
         """Dense only, sparse only, or both fused by weighted RRF on the server; the top-level filter is
         applied inside the prefetches by Qdrant."""
-        q = IndexQuery.of(request, keywords)
-        kwargs = self.plan_query(
-            name, dense=q.dense, sparse=q.sparse, filter=q.filter, limit=q.limit,
-            prefetch_limit=q.prefetch_limit, rrf_k=q.rrf_k, weights=q.weights, payload=q.payload,
-        )
-        with self._errors("query", name):
-            points = self.client.query_points(**kwargs).points
-        return [IndexHit(id=str(p.id), score=float(p.score), payload=dict(p.payload or {})) for p in points]
+        return self.query_batch(name, [IndexQuery.of(request, keywords)])[0]
+
+    def query_batch(self, name: str, requests: Sequence[IndexQuery]) -> list[list[IndexHit]]:
+        """The queries, one ``query_points`` each, results in order. A query of the ``context`` vector in a
+        collection without it (created before schema 2) finds nothing."""
+        plans = [
+            self.plan_query(
+                name, dense=q.dense, sparse=q.sparse, filter=q.filter, limit=q.limit, prefetch_limit=q.prefetch_limit,
+                rrf_k=q.rrf_k, weights=q.weights, payload=q.payload, using=q.using,
+            )
+            for q in requests
+        ]
+        context = self._schema(name).context
+        out: list[list[IndexHit]] = []
+        for q, kwargs in zip(requests, plans):
+            if q.using == qc.CONTEXT and q.dense is not None and not context:
+                out.append([])
+                continue
+            with self._errors("query", name):
+                points = self.client.query_points(**kwargs).points
+            out.append([IndexHit(id=str(p.id), score=float(p.score), payload=dict(p.payload or {})) for p in points])
+        return out
 
     def query_sides(self, name: str, dense: IndexQuery, sparse: IndexQuery) -> tuple[list[IndexHit], list[IndexHit]]:
         """Both single-side queries, one request each."""
-        return self.query(name, dense), self.query(name, sparse)
+        got = self.query_batch(name, [dense, sparse])
+        return got[0], got[1]
 
     def scroll(
         self, name: str, *, filter: Any = None, limit: int = 256, offset: Any = None, with_vectors: bool = False
@@ -306,26 +326,34 @@ class QdrantVectorIndex:
         with self._errors("scroll", name):
             records, nxt = self.client.scroll(
                 name, scroll_filter=f, limit=limit, offset=start, with_payload=True,
-                with_vectors=[qc.DENSE] if with_vectors else False,
+                with_vectors=self._vector_names(name) if with_vectors else False,
             )
         hits = [
             IndexHit(
                 id=str(r.id), score=0.0, payload=dict(r.payload or {}),
                 dense=qc.dense_of(r.vector) if with_vectors else None,
+                context=qc.dense_of(r.vector, qc.CONTEXT) if with_vectors else None,
             )
             for r in records
         ]
         return hits, (str(nxt) if nxt is not None else None)
 
+    def _vector_names(self, name: str) -> list[str] | bool:
+        schema = self._schema(name)
+        if schema.dense_dim is None:
+            return False
+        return list(qc.DENSE_VECTORS) if schema.context else [qc.DENSE]
+
     def retrieve(self, name: str, ids: Sequence[str], *, with_vectors: bool = False) -> list[IndexHit]:
         canon = [qc.check_point_id(i, "ids") for i in ids]
         with self._errors("retrieve", name):
             records = self.client.retrieve(
-                name, ids=canon, with_payload=True, with_vectors=[qc.DENSE] if with_vectors else False
+                name, ids=canon, with_payload=True, with_vectors=self._vector_names(name) if with_vectors else False
             )
         return [
             IndexHit(id=str(r.id), score=0.0, payload=dict(r.payload or {}),
-                     dense=qc.dense_of(r.vector) if with_vectors else None)
+                     dense=qc.dense_of(r.vector) if with_vectors else None,
+                     context=qc.dense_of(r.vector, qc.CONTEXT) if with_vectors else None)
             for r in records
         ]
 
@@ -380,10 +408,12 @@ class QdrantVectorIndex:
             raise BackendUnavailable(f"{where}: {op} failed: {exc}", backend=BACKEND, op=op) from exc
 
 
-def _vector(p: VectorPoint) -> dict[str, Any]:
+def _vector(p: VectorPoint, context: bool) -> dict[str, Any]:
     vec: dict[str, Any] = {}
     if p.dense is not None:
         vec[qc.DENSE] = [float(x) for x in p.dense]
+    if p.context is not None and context:
+        vec[qc.CONTEXT] = [float(x) for x in p.context]
     if p.sparse is not None:
         vec[qc.SPARSE] = models.SparseVector(indices=list(p.sparse.indices), values=[float(x) for x in p.sparse.values])
     return vec

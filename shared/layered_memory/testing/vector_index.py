@@ -436,6 +436,39 @@ class VectorIndexConformance:
         fresh.drop_collection(COL)  # idempotent
 
 
+    def test_context_vector_is_a_second_dense_vector(self, new_index):
+        """``context``: an optional second dense vector per point, queried with ``using="context"``;
+        ``query_batch`` runs several queries, each ranked as alone; vectors read back with the points."""
+        index = new_index()
+        index.ensure_collection("ctx", dense_dim=DIM)
+        rng = np.random.default_rng(3)
+        pts = DATA.points[:60]
+        ctx = rng.normal(size=(60, DIM))
+        ctx /= np.linalg.norm(ctx, axis=1, keepdims=True)
+        with_ctx = [VectorPoint(id=p.id, payload=p.payload, dense=p.dense, sparse=p.sparse, context=ctx[i].tolist() if i % 2 == 0 else None)
+                    for i, p in enumerate(pts)]
+        index.upsert("ctx", with_ctx)
+        q = ctx[10]
+        by_ctx = index.query("ctx", IndexQuery(dense=q.tolist(), limit=5, using="context"))
+        truth = sorted(((float(ctx[i] @ q), pts[i].id) for i in range(0, 60, 2)), reverse=True)[:5]
+        assert [h.id for h in by_ctx] == [pid for _, pid in truth]
+        assert [h.score for h in by_ctx] == pytest.approx([sc for sc, _ in truth], abs=1e-4)
+        by_text = index.query("ctx", dense=q.tolist(), limit=5)
+        batch = index.query_batch("ctx", [IndexQuery(dense=q.tolist(), limit=5), IndexQuery(dense=q.tolist(), limit=5, using="context"),
+                                          IndexQuery(sparse=pts[3].sparse, limit=5)])
+        assert [[h.id for h in hits] for hits in batch] == [[h.id for h in by_text], [h.id for h in by_ctx],
+                                                            [h.id for h in index.query("ctx", sparse=pts[3].sparse, limit=5)]]
+        got = {h.id: h for h in index.retrieve("ctx", [pts[0].id, pts[1].id], with_vectors=True)}
+        assert got[pts[0].id].context == pytest.approx(ctx[0].tolist(), abs=1e-5) and got[pts[1].id].context is None
+        assert got[pts[1].id].dense == pytest.approx(pts[1].dense, abs=1e-5)
+        assert index.info("ctx")["schema"]["context"] is True
+        with pytest.raises(InvalidInputError, match="using"):
+            index.query("ctx", IndexQuery(dense=q.tolist(), limit=5, using="other"))
+        with pytest.raises(InvalidInputError, match="context"):
+            index.upsert("ctx", [VectorPoint(id=pts[0].id, payload={}, dense=pts[0].dense, context=[0.1, 0.2])])
+        index.close()
+
+
     # -- schema -------------------------------------------------------------------------------------------------
 
 

@@ -1,0 +1,46 @@
+"""A collection created before the context vector (schema 1: ``dense`` and ``bm25`` only) keeps
+working: messages are indexed without the context (a warning says how to add it), a query of the
+context vector finds nothing, every route still answers; ``recreate_index=True`` adds it."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import qdrant_edge as qe
+
+from layered_memory import LayeredMemory, LayeredMemorySettings
+from layered_memory.stores import qdrant_common as qc
+from layered_memory.stores.base import IndexQuery
+from layered_memory.testing import HashEmbedder
+
+
+def _old_collection(path, dim: int) -> None:
+    """What a release before schema 2 created on disk: one dense vector, the sparse one, the marker."""
+    path.mkdir(parents=True)
+    config = qe.EdgeConfig(vectors={qc.DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
+                           sparse_vectors={qc.SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)})
+    qe.EdgeShard.create(str(path), config).close()
+    (path / "layered_memory.json").write_text(json.dumps({"dense_dim": dim, "embedder": HashEmbedder().name, "version": 1}))
+
+
+def test_an_old_collection_serves_without_the_context_vector_until_recreated(tmp_path, caplog):
+    emb = HashEmbedder()
+    _old_collection(tmp_path / "store" / "vectors" / "lm_messages", emb.dim)
+    msgs = [{"message_id": f"m{i}", "chat_id": "c", "user_id": "u", "content": text}
+            for i, text in enumerate(["Where is the key?", "Under the blue flowerpot by the door."])]
+    with caplog.at_level(logging.WARNING), LayeredMemory.embedded(tmp_path / "store", embedder=emb, settings=LayeredMemorySettings()) as mem:
+        mem.add_messages(msgs)
+        assert mem.flush(60)
+        assert mem.index.info("lm_messages")["schema"]["context"] is False
+        for route in ("hybrid", "dense", "bm25"):
+            assert mem.search("blue flowerpot", route=route, k=1).hits[0].id == "m1"
+        point = mem.index.retrieve("lm_messages", [mem.index.scroll("lm_messages", limit=10)[0][0].id], with_vectors=True)[0]
+        assert point.dense is not None and point.context is None
+        assert mem.index.query_batch("lm_messages", [IndexQuery(dense=emb.embed_query("key"), limit=3, using="context")]) == [[]]
+    assert "created before the context vector" in caplog.text and "recreate_index=True" in caplog.text
+    with LayeredMemory.embedded(tmp_path / "store", embedder=emb, settings=LayeredMemorySettings(), recreate_index=True) as mem:
+        assert mem.flush(60)
+        assert mem.index.info("lm_messages")["schema"]["context"] is True
+        got = mem.index.query_batch("lm_messages", [IndexQuery(dense=emb.embed_query("key"), limit=3, using="context")])[0]
+        assert [h.payload["message_id"] for h in got] == ["m1"]  # only the reply has a turn before it
