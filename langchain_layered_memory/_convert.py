@@ -196,8 +196,9 @@ def context_to_messages(ctx: Sequence[ContextMessage], stored: Mapping[tuple[str
     """Context messages as LangChain messages, in the shape every chat provider accepts: one leading
     ``SystemMessage`` holding the summary, user data and memory blocks (joined by blank lines, their
     kinds in ``response_metadata["layered_memory"]["kinds"]``), then the window restored from its
-    records (``stored`` maps (chat_id, message_id) to them). Anthropic and Google take system text
-    only at the start of a conversation; a system message between turns is refused or moved."""
+    records (``stored`` maps (chat_id, message_id) to them), opened by a human turn (``user_first``).
+    Anthropic and Google take system text only at the start of a conversation; a system message
+    between turns is refused or moved, and so is a conversation whose first turn is the assistant's."""
     system: list[str] = []
     kinds: list[str] = []
     out: list[BaseMessage] = []
@@ -222,7 +223,17 @@ def context_to_messages(ctx: Sequence[ContextMessage], stored: Mapping[tuple[str
     head: list[BaseMessage] = []
     if system:
         head = [SystemMessage(content="\n\n".join(system), response_metadata={ENGINE_KEY: {"kinds": kinds}})]
-    return head + drop_orphans(out)
+    return head + user_first(drop_orphans(out))
+
+
+def user_first(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """``messages`` opened by a human turn: the bot's replies (and tool results) before the first human
+    message go (all of them when there is none), since Anthropic and Gemini refuse a conversation that
+    starts with the assistant."""
+    for i, m in enumerate(messages):
+        if isinstance(m, HumanMessage) or (isinstance(m, ChatMessage) and _CHAT_ROLES.get(m.role) == "user"):
+            return list(messages[i:])
+    return []
 
 
 def system_text(messages: Sequence[BaseMessage]) -> str:

@@ -28,7 +28,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from layered_memory import LayeredMemory
 
-from ._convert import context_refs, context_to_messages, drop_orphans, personal_kind, text_of, to_record
+from ._convert import context_refs, context_to_messages, drop_orphans, personal_kind, text_of, to_record, user_first
 
 
 def _pick(source: Any, name: str) -> str | None:
@@ -140,6 +140,7 @@ class LayeredMemoryMiddleware(AgentMiddleware):
         present = {m.id for m in request.messages if m.id}
         blocks = [text_of(m.content) for m in context if isinstance(m, SystemMessage)]
         history = [m for m in context if not isinstance(m, SystemMessage) and m.id not in present] if self.inject_window else []
+        history = user_first(drop_orphans(history))
         overrides: dict[str, Any] = {}
         if blocks:
             base = request.system_message
@@ -151,7 +152,7 @@ class LayeredMemoryMiddleware(AgentMiddleware):
             else:
                 overrides["system_message"] = SystemMessage(content=[*base.content, {"type": "text", "text": memory_text}])
         if history:
-            overrides["messages"] = drop_orphans(history) + list(request.messages)
+            overrides["messages"] = history + list(request.messages)
         return request.override(**overrides) if overrides else request
 
     def _ctx_kwargs(self, request: ModelRequest) -> dict[str, Any]:

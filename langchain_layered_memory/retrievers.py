@@ -15,15 +15,19 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, field_validator
 
 from layered_memory import LayeredMemory, SearchResult
+from layered_memory.context import hit_line
 from layered_memory import tools as shared_tools
 from layered_memory.errors import InvalidInputError
 from layered_memory.index import check_user_id
 
 
 def hits_to_documents(result: SearchResult) -> list[Document]:
-    """One Document per hit: page_content = text, metadata = the hit's meta + score + id + snippet."""
+    """One Document per hit: page_content = the hit as a context line (``[2024-05-02 09:05] Anna: text``: who
+    said it and when, which a model needs to use it), metadata = the hit's meta + score + id + snippet +
+    ``text`` (the message text alone)."""
     return [
-        Document(page_content=h.text, id=h.id, metadata={**h.meta, "score": h.score, "id": h.id, "snippet": h.snippet})
+        Document(page_content=hit_line(h), id=h.id,
+                 metadata={**h.meta, "score": h.score, "id": h.id, "snippet": h.snippet, "text": h.text})
         for h in result.hits
     ]
 

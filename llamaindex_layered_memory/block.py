@@ -19,6 +19,7 @@ import threading
 from typing import Any
 
 from layered_memory import ContextMessage, LayeredMemory
+from layered_memory.context import context_line
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.memory.memory import BaseMemoryBlock
@@ -121,12 +122,12 @@ def _overlap(window: list[tuple[str, str]], active: list[tuple[str, str]]) -> in
 
 
 def render_context(context: list[ContextMessage], *, active: list[tuple[str, str]] = ()) -> str:  # type: ignore[assignment]
-    """The engine's context as one text, in seed 002's order. Window messages are listed as
-    ``- role: text`` under "Earlier in this conversation:", except those still in Memory's queue
-    (``active``: (role, text) pairs, oldest first)."""
+    """The engine's context as one text, in seed 002's order. Window messages are listed in the context's
+    line format (``- [2024-05-02 09:05] Anna: text``) under "Earlier in this conversation:", except those
+    still in Memory's queue (``active``: (role, text) pairs, oldest first)."""
     window = [c for c in context if c.kind == "window"]
     keep = len(window) - _overlap([(c.role, c.content.strip()) for c in window], list(active))
-    earlier_lines = [f"- {c.role}: {c.content}" for c in window[:keep]]
+    earlier_lines = [f"- {context_line(c)}" for c in window[:keep]]
     parts: list[str] = []
     for item in context:
         if item.kind == "window":

@@ -24,7 +24,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from layered_memory import ContextMessage, LayeredMemory, Message
+from layered_memory import LayeredMemory, Message
+from layered_memory.context import Context
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.llms.llm import LLM
@@ -40,17 +41,10 @@ logger = logging.getLogger(__name__)
 DEFAULT_TOKEN_LIMIT = 3000
 DEFAULT_SESSION_ID = "chat_history"  # ChatMemoryBuffer's default chat_store_key
 CONTEXT_WINDOW_RATIO = 0.75  # as ChatMemoryBuffer: 3/4 of the LLM's context window
-_UNBOUNDED = 10**9  # the engine returns every block; the adapter fits them with the buffer's count
 MAX_TAIL_DELETES = 50  # set(): a changed stored tail up to this long is deleted message by message, a longer one cleared
 _HEAD = ("summary", "user_data")
-_TAIL = ("memory", "conversation_memory")
 
 __all__ = ["LayeredChatMemory", "bind_user"]
-
-
-def _window_refs(context: Sequence[ContextMessage]) -> list[tuple[str, str]]:
-    """(chat_id, message_id) of the window messages: their stored records carry the original form."""
-    return [(c.chat_id, c.message_id) for c in context if c.kind == "window" and c.message_id and c.chat_id]
 
 
 class LayeredChatMemory(Restorable, BaseMemory):
@@ -161,19 +155,21 @@ class LayeredChatMemory(Restorable, BaseMemory):
             )
         return self.token_limit - (initial_token_count or 0)
 
-    def _query(self, input: str | None) -> dict[str, Any]:
-        return {"query": input or None, "include_vector": self.include_vector, "max_tokens": _UNBOUNDED}
+    def _query(self, input: str | None, budget: int) -> dict[str, Any]:
+        return {"query": input or None, "include_vector": self.include_vector, "max_tokens": max(1, budget)}
 
-    def _fit(self, context: Sequence[ContextMessage], stored: Sequence[Message | None], budget: int) -> list[ChatMessage]:
-        """The context within ``budget``, counted and trimmed as ChatMemoryBuffer does (see ``_window``)."""
-        by_id = {m.ref: m for m in stored if m is not None}
-        chat = context_to_chat(context, by_id)
-        parts: dict[str, list[ChatMessage]] = {"head": [], "window": [], "tail": []}
-        for item, message in zip(context, chat):
-            parts["head" if item.kind in _HEAD else "tail" if item.kind in _TAIL else "window"].append(message)
+    def _fit(self, context: Context, budget: int) -> list[ChatMessage]:
+        """The context within ``budget``, counted and trimmed as ChatMemoryBuffer does (see ``_window``): the
+        engine fills ``budget`` by value (its own count); the window is then cut from the session's last
+        messages (``context.window``, the originals) by the buffer's rule, and the blocks share what is left."""
+        blocks = [c for c in context if c.kind != "window"]
+        chat = context_to_chat(blocks, {})
+        head = [m for item, m in zip(blocks, chat) if item.kind in _HEAD]
+        tail = [m for item, m in zip(blocks, chat) if item.kind not in _HEAD]
+        window = [from_engine(m) for m in context.window]
         # a window as long as short_term_window may be a cut of a longer session: never open it with a reply
-        trimmed = len(parts["window"]) >= self._mem.settings.memory.short_term_window
-        return pack(parts["head"], parts["window"], parts["tail"], budget, buffer_counter(self.tokenizer_fn), trimmed=trimmed)
+        trimmed = len(window) >= self._mem.settings.memory.short_term_window
+        return pack(head, window, tail, budget, buffer_counter(self.tokenizer_fn), trimmed=trimmed)
 
     def get(self, input: str | None = None, initial_token_count: int = 0, **kwargs: Any) -> list[ChatMessage]:
         """The assembled context for the next LLM call, within ``token_limit - initial_token_count``.
@@ -186,16 +182,12 @@ class LayeredChatMemory(Restorable, BaseMemory):
         arguments chat engines and ``Memory`` pass are accepted and ignored.
         """
         budget = self._budget(initial_token_count)
-        context = self._mem.get_context_for_user(None, self.session_id, **self._query(input))
-        stored = self._mem.get_messages(_window_refs(context))
-        return self._fit(context, stored, budget)
+        return self._fit(self._mem.get_context_for_user(None, self.session_id, **self._query(input, budget)), budget)
 
     async def aget(self, input: str | None = None, initial_token_count: int = 0, **kwargs: Any) -> list[ChatMessage]:
         """Async :meth:`get` over the engine's async twins."""
         budget = self._budget(initial_token_count)
-        context = await self._mem.aget_context_for_user(None, self.session_id, **self._query(input))
-        stored = await self._mem.aget_messages(_window_refs(context))
-        return self._fit(context, stored, budget)
+        return self._fit(await self._mem.aget_context_for_user(None, self.session_id, **self._query(input, budget)), budget)
 
     def get_all(self) -> list[ChatMessage]:
         """Every stored message of the session, oldest first, as they were put."""

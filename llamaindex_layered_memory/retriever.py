@@ -4,7 +4,8 @@
     nodes = retriever.retrieve("where does the user live?")
     engine = RetrieverQueryEngine.from_args(retriever, llm=llm)
 
-Each hit becomes ``NodeWithScore(TextNode(id_=message_id, text=..., metadata=hit.meta), score)``.
+Each hit becomes ``NodeWithScore(TextNode(id_=message_id, text="[2024-05-02 09:05] Anna: ...", metadata=hit.meta), score)``:
+the text says who wrote the message and when (the message text alone is ``metadata["text"]``).
 ``aretrieve`` awaits the engine's async search (the base class would run the sync one on the loop).
 """
 
@@ -15,12 +16,14 @@ from typing import Any
 
 from layered_memory import LayeredMemory, SearchResult
 from layered_memory import tools as shared_tools
+from layered_memory.context import hit_line
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-#: metadata the LLM sees next to each node's text (the rest stays on the node, out of the prompt)
-LLM_METADATA_KEYS = ("role", "date", "session_key", "author")
+#: metadata the LLM sees next to each node's text (the rest stays on the node, out of the prompt); who and
+#: when are in the text itself
+LLM_METADATA_KEYS = ("session_key",)
 
 
 class LayeredMemoryRetriever(BaseRetriever):
@@ -73,9 +76,10 @@ class LayeredMemoryRetriever(BaseRetriever):
             metadata = {key: value for key, value in hit.meta.items() if value is not None and value != []}
             metadata["snippet"] = hit.snippet
             metadata["route_used"] = result.route_used
+            metadata["text"] = hit.text
             node = TextNode(
                 id_=hit.id,
-                text=hit.text,
+                text=hit_line(hit),
                 metadata=metadata,
                 excluded_llm_metadata_keys=[key for key in metadata if key not in LLM_METADATA_KEYS],
                 excluded_embed_metadata_keys=list(metadata),

@@ -7,6 +7,7 @@
 """
 
 from .config import LayeredMemorySettings
+from .context import Context
 from .engine import LayeredMemory
 from .errors import (
     BackendError,
@@ -29,6 +30,7 @@ __all__ = [
     "CapabilityError",
     "ChatModel",
     "ConfigurationError",
+    "Context",
     "ContextMessage",
     "Embedder",
     "InvalidInputError",

@@ -124,8 +124,10 @@ class MemorySettings(_Section):
     short_term_window: int = Field(DEFAULT_SHORT_TERM_WINDOW, ge=1, le=1000)
     summary_threshold_messages: int = Field(DEFAULT_SUMMARY_THRESHOLD, ge=2)
     max_content_chars: int = Field(DEFAULT_MAX_CONTENT_CHARS, ge=1)
-    relevant_memory_k: int = Field(5, ge=0, le=50)
-    conversation_memory_k: int = Field(5, ge=0, le=50)
+    # Caps on the message lines of "Relevant memory" / "Relevant conversation memory"; the budget decides
+    # how many go in (context.max_tokens), these only bound it. 0 turns a block's messages off.
+    relevant_memory_k: int = Field(100, ge=0, le=100)
+    conversation_memory_k: int = Field(100, ge=0, le=100)
     # Session participants: the user_ids a bot stores its own replies under (e.g. ["bot-42"], as in Feishu or
     # Slack, where the author of a message is its user_id). Their messages in a session belong to the session:
     # the window of every user who wrote in it shows them. Env: LAYERED_MEMORY_MEMORY__BOT_USER_IDS='["bot-42"]'.
@@ -143,8 +145,20 @@ class MemorySettings(_Section):
 
 
 class ContextSettings(_Section):
-    max_tokens: int | None = None
+    """``get_context_for_user`` (docs/context.md): ``max_tokens`` is the budget filled when a call names
+    none; ``relevance_floor`` the absolute relevance (0..1: the larger of the embedder's calibrated cosine
+    and the IDF-weighted share of the query's terms) under which a recalled line is noise and never shown;
+    ``relevance_gate`` the relevance the best candidate must reach for any recalled line to be shown (under
+    it the question is about nothing in memory); both measured on the dev sets (``benchmarks/context.py
+    --floor-study``); ``read_your_writes`` how many of the asking user's messages still queued for the index
+    writer are embedded on the request path (0: none; the context may then differ from the one built after
+    ``flush()``)."""
+
+    max_tokens: int = Field(2000, ge=1)
     encoding: str = "o200k_base"
+    relevance_floor: float = Field(0.2, ge=0, le=1)
+    relevance_gate: float = Field(0.35, ge=0, le=1)
+    read_your_writes: int = Field(64, ge=0, le=1024)
 
 
 class TopicSettings(_Section):

@@ -22,14 +22,14 @@ from typing import TYPE_CHECKING, Any
 from ._async import async_twins
 from ._native import run_engine
 from .config import LayeredMemorySettings
-from .context import MemoryLine, assemble_context, check_context_args, message_key
+from .context import Context, build_context, check_context_args
 from .edits import MessageEdits
 from .errors import InvalidInputError
 from .index import Scope, check_user_id
 from .indexing import OUTBOX, drop_intent, put_intent
-from .models import ContextMessage, Message, MessageRef, SearchResult, check_id, check_refs
+from .models import Message, MessageRef, SearchResult, check_id, check_refs
 from .providers.base import ChatModel, Embedder
-from .retrieval.plan import SearchPlan, aligned_vectors, plan_search
+from .retrieval.plan import SearchPlan, plan_search
 from .opening import check_tenants, embedded_stores, server_stores, settings_stores
 from .runtime import Runtime, build_runtime
 from .stores.base import RecordStore, VectorIndex
@@ -452,73 +452,25 @@ class LayeredMemory:
     def get_context_for_user(
         self, user_id: str | None, session_id: str, query: str | None = None, include_vector: bool = True,
         max_tokens: int | None = None, *, task_id: str | None = None, include_documents: bool | None = None,
-    ) -> list[ContextMessage]:
-        """The prompt context in the seed 002 order.
+    ) -> Context:
+        """The prompt context in the seed 002 order, filling ``max_tokens`` with what is worth most.
 
-        1. "Previous context summary: ..." (system), 2. user data (system), 3. the last
-        ``short_term_window`` messages of the session, 4. "Relevant memory: ..." from the tiers
-        (this session's older messages, topic summaries, long-term facts), 5. "Relevant conversation
-        memory: ..." from the user's other sessions. Blocks 4-5 need an embedder and
-        ``include_vector``; they never repeat the window. The whole fits ``max_tokens``.
+        1. "Previous context summary: ..." (system), 2. user data (system), 3. the session's last
+        messages (at most ``short_term_window``), 4. "Relevant memory: ..." (this session's older
+        messages and their following turns, topic summaries, facts), 5. "Relevant conversation
+        memory: ..." (the user's other sessions), 6. "Relevant documents: ..." when asked. Blocks 4-6 are
+        chosen by one ranking over every tier's candidates, by value per token, above a relevance floor
+        and without repeats (blocks 4-5 need an embedder and ``include_vector``). Every recalled line reads
+        ``[2024-05-02 09:05] Anna: text``. ``max_tokens`` (default ``context.max_tokens``) is filled and
+        never exceeded (tiktoken). ``print(ctx)`` shows the whole context as text (``ctx.text``).
+        See docs/context.md.
         """
         user_id = self._user(user_id)
         session_id, query, max_tokens, task_id = check_context_args(session_id, query, include_vector, max_tokens, task_id)
-        core = self._core
-        from .documents.context import document_lines, wants_documents
+        from .documents.context import wants_documents
 
-        with_docs = wants_documents(include_documents, core.settings.documents)  # checked before any read
-        cfg = core.settings.memory
-        summary = self._summaries.current(user_id, session_id)
-        user_data = self.get_user_data(user_id)
-        window = core.chats.window(self.tenant_id, user_id, session_id, cfg.short_term_window)
-        memory: list[MemoryLine] = []
-        conversation: list[MemoryLine] = []
-        if include_vector and core.embedder is not None and core.index is not None:
-            texts = [query or next((m.content for m in reversed(window) if m.role == "user"), "")]
-            if task_id:  # while a task runs, its latest tool results are queries too (fused by RRF)
-                texts += [r["content"] for r in self.get_task_memory(task_id, user_id=user_id)[-3:]]
-            texts = [t for t in texts if t and t.strip()]
-            if texts:
-                memory, conversation = self._relevant(user_id, session_id, texts, [m.ref for m in window])
-        docs = document_lines(LayeredMemory(core, self.tenant_id, user_id).documents, query, window) if with_docs else []
-        budget = max_tokens if max_tokens is not None else core.settings.context.max_tokens
-        return assemble_context(
-            summary=summary, user_data=user_data, window=window, memory=memory, conversation=conversation,
-            documents=docs, max_tokens=budget, count=core.count_tokens,
-        )
-
-    def _relevant(self, user_id: str, session_id: str, texts: list[str], window_ids: list[MessageRef]) -> tuple[list[MemoryLine], list[MemoryLine]]:
-        core = self._core
-        cfg = core.settings.memory
-        limit = core.settings.retrieval.max_query_chars
-        texts = [t[:limit] for t in texts]
-        vectors = [core.embedder.embed_query(t) for t in texts]  # type: ignore[union-attr]
-        view = core.chats.user_view(self.scope, user_id)  # the user's own messages and their member chats'
-        memory: list[MemoryLine] = []
-        if cfg.relevant_memory_k:
-            plan = self._plan_for(view, texts, {"session_key": session_id}, cfg.relevant_memory_k)
-            res = core.searcher.execute(plan, self.tenant_id, exclude_ids=window_ids, query_vectors=aligned_vectors(plan, texts, vectors))
-            memory = [MemoryLine(f"[{(h.meta.get('date') or '')[:16]} {h.meta.get('role')}] {h.text}", message_key(h)) for h in res.hits]
-        memory.extend(core.topics.memory_lines(view, texts[0], vectors[0]))  # mid tier
-        memory.extend(core.knowledge.memory_lines(self.scope, user_id, texts[0], vectors[0]))  # long tier
-        conversation: list[MemoryLine] = []
-        others = []
-        if cfg.conversation_memory_k:
-            visible = set(self.list_sessions(user_id)) | core.chats.sessions_of(self.tenant_id, view.chats)
-            others = sorted(visible - {session_id})
-        if others:
-            plan = self._plan_for(view, texts, {"session_key": others}, cfg.conversation_memory_k)
-            res = core.searcher.execute(plan, self.tenant_id, exclude_ids=window_ids, query_vectors=aligned_vectors(plan, texts, vectors))
-            conversation = [
-                MemoryLine(f"[{(h.meta.get('date') or '')[:16]} {h.meta.get('session_key')}] {h.meta.get('role')}: {h.text}", message_key(h))
-                for h in res.hits
-            ]
-        return memory, conversation
-
-    def _plan_for(self, view: Scope, texts: list[str], filters: dict[str, Any], k: int) -> SearchPlan:
-        """A message search as ``view``'s user sees (own messages and member chats), narrowed by ``filters``."""
-        return plan_search(view.spec(), texts, filters={"kind": "message", **filters}, k=k,
-                           max_query_chars=self._core.settings.retrieval.max_query_chars)
+        with_docs = wants_documents(include_documents, self._core.settings.documents)  # checked before any read
+        return build_context(self._core, self, user_id, session_id, query, include_vector, max_tokens, task_id=task_id, with_docs=with_docs)
 
     # -- maintenance --------------------------------------------------------------------------
     def process(self) -> dict[str, int]:

@@ -408,10 +408,41 @@ class MessageOutbox:
         if ix._needs_upgrade(tenant):  # once per tenant after the schema 2 upgrade: the old path, under the lock
             with self.lock:
                 return ix.flush(tenant)
-        gens = ix.generations  # edits in this process (Indexer.bump); empty unless messages were edited
-        first = {r: gens.get((tenant, r)) for r in refs} if gens else {}
+        first = self._generations(tenant, refs)
         msgs = [m for m in ix.records.get_messages(tenant, refs) if m is not None]
-        previous = self._previous(tenant, msgs)
+        return self._write(tenant, refs, msgs, self._previous(tenant, msgs), first)
+
+    def index_now(self, tenant: str, refs: Sequence[MessageRef]) -> int:
+        """Read-your-writes (``get_context_for_user``): index these messages now, in the calling thread,
+        beside the writer. Only messages this process wrote and the writer has not embedded (their previous
+        turn is remembered by ref) are taken, and no batch state of the writer is touched (its per-chat
+        carry stays), so the points are the very ones the writer would write (a second upsert of the same
+        point changes nothing)."""
+        ix = self.indexer
+        if ix.index is None or ix._needs_upgrade(tenant):
+            return 0
+        prev = {r: ix.previous_refs.get((tenant, r)) for r in refs if (tenant, r) in ix.previous_refs}
+        first = self._generations(tenant, list(prev))
+        msgs = [m for m in ix.records.get_messages(tenant, list(prev)) if m is not None] if prev else []
+        if not msgs:
+            return 0
+        wanted = sorted({p for p in prev.values() if p is not None})
+        by_ref = {m.ref: m for m in ix.records.get_messages(tenant, wanted) if m is not None} if wanted else {}
+        previous = {m.ref: by_ref.get(prev[m.ref]) if prev[m.ref] is not None else None for m in msgs}  # type: ignore[arg-type]
+        return self._write(tenant, [m.ref for m in msgs], msgs, previous, first)
+
+    def _generations(self, tenant: str, refs: Sequence[MessageRef]) -> dict[MessageRef, int | None]:
+        """The edit generation of each ref before its first read (empty unless messages were edited here)."""
+        gens = self.indexer.generations  # edits in this process (Indexer.bump)
+        return {r: gens.get((tenant, r)) for r in refs} if gens else {}
+
+    def _write(self, tenant: str, refs: Sequence[MessageRef], msgs: Sequence[Message], previous: dict[MessageRef, Message | None],
+               first: dict[MessageRef, int | None]) -> int:
+        """Embed ``msgs`` (own text and context, outside the lock), upsert their points under it (re-read: a
+        message deleted meanwhile gets no point back, a changed one its new payload, one edited since
+        ``first`` none, one whose turn before was deleted no context), clear ``refs`` from the outbox."""
+        ix = self.indexer
+        gens = ix.generations
         texts = {m.ref: ix.indexed_texts(m, previous.get(m.ref)) for m in msgs}
         pairs = ix.embed_pairs([texts[m.ref] for m in msgs]) if ix.embedder is not None and msgs else []
         known = {m.ref: v for m, v in zip(msgs, pairs)}

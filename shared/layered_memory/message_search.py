@@ -82,10 +82,12 @@ class SearchService:
         self.coll = IndexedCollection(index, collection, embedder, analyzer, encoder, settings, ensured=True)
 
     def execute(
-        self, plan: SearchPlan, tenant: str, *, exclude_ids: Sequence[MessageRef] = (), query_vectors: Sequence[list[float]] | None = None
+        self, plan: SearchPlan, tenant: str, *, exclude_ids: Sequence[MessageRef] = (), query_vectors: Sequence[list[float]] | None = None,
+        snippets: bool = True,
     ) -> SearchResult:
         """Run the plan. ``exclude_ids`` are (chat_id, message_id) refs left out inside the index (the context window);
-        ``query_vectors`` are the queries' embeddings when the caller already has them."""
+        ``query_vectors`` are the queries' embeddings when the caller already has them; ``snippets=False``
+        leaves ``snippet`` empty (the context shows whole messages)."""
         t_start = time.perf_counter()
         timings: dict[str, float] = {}
         route = plan.route
@@ -133,11 +135,11 @@ class SearchService:
         # equal scores (frequent after RRF) come back in any order from the index: newest first, then id
         ranked.sort(key=lambda r: (-round(r[1], 9), -(r[2].get("seq") or 0), str(r[2].get("message_id") or r[0])))
         total = len(ranked)
-        query_terms = sorted({t for q in plan.queries for t in self.analyzer.terms(q)})
+        query_terms = sorted({t for q in plan.queries for t in self.analyzer.terms(q)}) if snippets else []
 
         def hit(i: int) -> SearchHit:
             _, score, p = ranked[i]
-            return hit_from_payload(p, score, make_snippet(p.get("text", ""), query_terms, self.analyzer))
+            return hit_from_payload(p, score, make_snippet(p.get("text", ""), query_terms, self.analyzer) if snippets else "")
 
         groups: list[SearchGroup] | None = None
         if plan.group_by:

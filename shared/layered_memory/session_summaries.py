@@ -45,6 +45,8 @@ HISTORY = 20  # scores of earlier versions kept on the session's summary documen
 REBUILD_MESSAGES = 200  # a stale summary is rebuilt from at most this many of the newest messages older than the window
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 MAX_SENTENCE_CHARS = 220
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
+_LABEL = re.compile(r"^(?:— )?([^:—\n]{1,60}): ")
 
 SUMMARY_PROMPT = """You maintain a running summary of a conversation for an assistant's memory.
 Write the updated summary in the same language the participants use. Keep facts, names, numbers,
@@ -59,40 +61,95 @@ New messages:
 Updated summary:"""
 
 
+_ABBREVIATION = re.compile(
+    r"(?:\b(?:e\.g|i\.e|etc|vs|approx|mr|mrs|ms|dr|prof|st|no|fig|cf|jr|sr|inc|ltd|т\.\s?е|т\.\s?д|т\.\s?п|др|см|напр|г)|(?<![\w.])[A-ZА-ЯЁ])\.$",
+    re.IGNORECASE,
+)
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of ``text``: split after . ! ? … (and 。！？ without a space) and at line breaks, but not
+    after an abbreviation ("e.g.", "i.e.", "Dr.", "т.е.") or an initial ("J. Smith")."""
+    out: list[str] = []
+    buf = ""
+    for part in _SENTENCE.split(text):
+        part = part.strip()
+        if not part:
+            continue
+        buf = f"{buf} {part}" if buf else part
+        if _ABBREVIATION.search(buf):
+            continue
+        out.append(buf)
+        buf = ""
+    if buf:
+        out.append(buf)
+    return out
+
+
+def _sentence(text: str) -> str:
+    """One sentence, whole (cut at a word boundary with "…" only past ``MAX_SENTENCE_CHARS``), ending in punctuation."""
+    if len(text) > MAX_SENTENCE_CHARS:
+        text = text[: MAX_SENTENCE_CHARS - 1].rsplit(" ", 1)[0] + "…"
+    if text[-1] in ".!?…。！？)\"'»”":
+        return text
+    return text + ("。" if _CJK_CHAR.match(text[-1]) else ".")
+
+
 def extractive_summary(
-    previous: str, messages: Sequence[Message], analyzer: Analyzer, *, max_sentences: int = 8
+    previous: str, messages: Sequence[Message], analyzer: Analyzer, *, max_sentences: int = 8, min_terms: int = 3
 ) -> str:
-    """Pick the most central sentences (term overlap with the whole span), keep them in order."""
-    candidates: list[tuple[int, str, list[str]]] = []
-    for i, sent in enumerate(s for s in _SENTENCE.split(previous) if s.strip()):
-        candidates.append((i, sent.strip(), analyzer.terms(sent)))
+    """The most central sentences (term overlap with the whole span), in order: whole sentences only (never
+    cut at "e.g."), none with fewer than ``min_terms`` content terms ("ok", "Noted.", "好的"), each said once;
+    the speaker is named where the speaker changes (``Anna: ... — assistant: ...``), so the summary reads as
+    sentences, not as a transcript of turns."""
+    candidates: list[tuple[int, str | None, str, list[str]]] = []
+    for i, sent in enumerate(split_sentences(previous)):
+        candidates.append((i, None, sent, analyzer.terms(sent)))
     base = len(candidates)
     for j, m in enumerate(messages):
-        for sent in _SENTENCE.split(m.content):
-            sent = sent.strip()
-            if len(sent) < 3:
+        for sent in split_sentences(m.content):
+            terms = analyzer.terms(sent)
+            if len(set(terms)) < min_terms:
                 continue
-            if len(sent) > MAX_SENTENCE_CHARS:
-                sent = sent[: MAX_SENTENCE_CHARS - 1] + "…"
-            candidates.append((base + j, f"{speaker(m)}: {sent}", analyzer.terms(sent)))
+            candidates.append((base + j, speaker(m), _sentence(sent), terms))
     if not candidates:
         return previous
-    df = Counter(t for _, _, terms in candidates for t in set(terms))
+    df = Counter(t for _, _, _, terms in candidates for t in set(terms))
     scored = []
-    for order, text, terms in candidates:
+    for order, who, text, terms in candidates:
         if not terms:
             continue
         uniq = set(terms)
         centrality = sum(df[t] - 1 for t in uniq) / (len(uniq) ** 0.5)
-        scored.append((centrality + 0.01 * len(uniq), order, text))
-    chosen = sorted(sorted(scored, reverse=True)[:max_sentences], key=lambda x: x[1])
-    seen: set[str] = set()
-    lines = []
-    for _, _, text in chosen:
-        if text not in seen:
-            seen.add(text)
-            lines.append(text)
-    return " ".join(lines)
+        scored.append((centrality + 0.01 * len(uniq), order, who, text))
+    chosen = sorted(sorted(scored, key=lambda x: (-x[0], x[1]))[:max_sentences], key=lambda x: x[1])
+    units: list[tuple[str | None, str]] = []
+    for _, _, who, text in chosen:
+        if all(text != t for _, t in units):
+            units.append((who, text))
+    return join_units(units)
+
+
+def summary_units(summary: str) -> list[tuple[str | None, str]]:
+    """An extractive summary as (speaker named before it or None, sentence) pairs: the inverse of its rendering."""
+    out: list[tuple[str | None, str]] = []
+    for sent in split_sentences(summary):
+        m = _LABEL.match(sent)
+        out.append((m.group(1), sent[m.end():]) if m else (None, sent))
+    return out
+
+
+def join_units(units: Sequence[tuple[str | None, str]]) -> str:
+    """Render (speaker, sentence) pairs as ``extractive_summary`` does (the speaker where it changes)."""
+    parts: list[str] = []
+    last: str | None = None
+    for who, text in units:
+        if who is not None and who != last:
+            parts.append(("— " if parts else "") + f"{who}: {text}")
+            last = who
+        else:
+            parts.append(text)
+    return " ".join(parts)
 
 
 def llm_summary(previous: str, messages: Sequence[Message], model: ChatModel, *, max_words: int = 200) -> str:

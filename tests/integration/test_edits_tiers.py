@@ -117,12 +117,15 @@ def test_topic_summary_is_marked_stale_and_rewritten_without_the_old_text(tmp_pa
     topic = mem.topics.topic_of("m0", chat_id="c1")
     assert topic is not None and OLD in mem.topics.summary(topic).content  # type: ignore[union-attr]
     version = mem.topics.summary(topic).version  # type: ignore[union-attr]
+    before = mem.get_context_for_user("u1", "c1", query="Zurich payments review")
+    assert 'topic "' in before.text and OLD in before.text  # the summary is a context line until the edit
     mem.edit_message("c1", "m0", content="we fly to Zurich for the payments review")
     doc = mem.topics.store.get([topic])[0]
     assert doc is not None and [w["message_id"] for w in doc["summary_stale"]] == ["m0"]
     hits = mem.topics.search_summaries("Zurich payments", k=5)
     assert hits and hits[0].meta.get("stale") is True  # search says so until it is rewritten
-    assert mem._core.topics.memory_lines(mem.for_user("u1").scope, "Zurich payments", None) == []  # the context leaves it out
+    after = mem.get_context_for_user("u1", "c1", query="Zurich payments review")
+    assert 'topic "' not in after.text and OLD not in after.text  # the context leaves it out
     mem.process()
     assert mem.topics.topic_of("m0", chat_id="c1") == topic  # still about the trip: stays in its topic
     latest = mem.topics.summary(topic)
@@ -183,6 +186,8 @@ def test_facts_from_an_edited_or_deleted_message_are_marked_stale(tmp_path: Any)
     mem.process()
     kazan = mem.knowledge.search_entities("Kazan")[0]
     assert kazan["sources"] == ["m0", "m1"] and kazan["metadata"]["stale"] == []
+    before = mem.get_context_for_user("u1", "c1", query="Kazan Lisbon").text
+    assert "Kazan (LOCATION)" in before and "city=Lisbon" in before  # the fact and the preference are context lines
     mem.edit_message("c1", "m0", content="I moved to Zurich last spring")
     mem.delete_message("c1", "m1")
     kazan = mem.knowledge.search_entities("Kazan")[0]
@@ -192,7 +197,7 @@ def test_facts_from_an_edited_or_deleted_message_are_marked_stale(tmp_path: Any)
     assert profile is not None and [w["message_id"] for w in profile["stale"]] == ["m0"]
     prefs = {p["value"]: p for p in profile["preferences"]}  # built from m0, m2 and m4 together
     assert [w["message_id"] for w in prefs["Lisbon"]["stale"]] == ["m0"]
-    lines = "\n".join(line.text for line in mem._core.knowledge.memory_lines(mem.scope, "u1", "Kazan Lisbon", None))
+    lines = mem.get_context_for_user("u1", "c1", query="Kazan Lisbon").text
     assert "Kazan" not in lines  # only edited or deleted messages said it: left out of the context
     assert "city=Lisbon" in lines  # m2 and m4 still support it
     mem.process()  # the edited message is extracted again

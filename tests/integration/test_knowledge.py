@@ -132,7 +132,8 @@ def test_context_and_isolation(tmp_path, embedder):
     mem.topics.summarize(topic)
     ctx = mem.get_context_for_user("alice", "c1", query="Where does Alice work?")
     block = next(c.content for c in ctx if c.kind == "memory")
-    assert "[profile] Works at Google" in block and "[fact] Alice" in block and "[topic: Work and food]" in block
+    assert "profile: Works at Google" in block and 'topic "Work and food": Alice works at Google' in block
+    assert "fact: Alice" not in block  # the topic summary says what the fact says: not both (issue 28)
     bob = mem.for_user("bob")
     assert bob.knowledge.get_profile()["profile_text"] == "Alice's friend"
     with pytest.raises(InvalidInputError):

@@ -49,13 +49,16 @@ def test_simple_chat_engine_over_turns(mem) -> None:
     memory = LayeredChatMemory.from_defaults(mem, user_id="u1", session_id="web:1", token_limit=2000)
     engine = SimpleChatEngine.from_defaults(llm=llm, memory=memory, system_prompt="You are helpful.")
     engine.chat("hello, remind me where I live")
-    engine.chat("and what is my name?")
     sent = llm.last_chat_messages
     assert sent[0].role == MessageRole.SYSTEM and sent[0].content == "You are helpful."  # the engine's prefix
     assert sent[1].content == "User data:\n- name: Ann"  # then the layered context's system blocks
-    assert sent[2].role == MessageRole.SYSTEM and "Kazan" in sent[2].content  # relevant conversation memory (tg:1)
-    assert [m.content for m in sent[3:6]][0] == "hello, remind me where I live"
-    assert roles(sent[3:]) == ["user", "assistant", "user"] and sent[-1].content == "and what is my name?"
+    assert sent[2].role == MessageRole.SYSTEM and "u1: I live in Kazan" in sent[2].content  # relevant conversation memory (tg:1)
+    engine.chat("and what is my name?")
+    sent = llm.last_chat_messages
+    window = sent[roles(sent).index("user"):]
+    assert all(m.role == MessageRole.SYSTEM for m in sent[: len(sent) - len(window)]) and sent[1].content == "User data:\n- name: Ann"
+    assert window[0].content == "hello, remind me where I live"
+    assert roles(window) == ["user", "assistant", "user"] and window[-1].content == "and what is my name?"
     stored = mem.get_session_messages("u1", "web:1")
     assert roles(stored) == ["user", "assistant", "user", "assistant"]
     assert engine.chat_history == memory.get_all() and len(engine.chat_history) == 4
@@ -110,7 +113,8 @@ def test_simple_chat_engine_with_memory_block(mem) -> None:
     assert sent[0].role == MessageRole.SYSTEM and "<layered_memory>" in sent[0].content
     block = sent[0].content
     assert "User data:\n- name: Ann" in block
-    assert "Earlier in this conversation:\n- user: turn 0: tell me something about Kazan\n- assistant: text text text text text" in block
+    earlier = block.split("Earlier in this conversation:\n", 1)[1].splitlines()
+    assert earlier[0].endswith("] u1: turn 0: tell me something about Kazan") and earlier[1].endswith("] assistant: text text text text text")
     queue = [m.content for m in sent[1:]]
     assert queue[0] == f"turn {len(flushed) // 2}: tell me something about Kazan"  # the queue picks up where the engine stops
     assert queue[0] not in block and queue[-1] == "turn 7: tell me something about Kazan"

@@ -1,7 +1,7 @@
 """Issue 18.4: every code block of the README runs as written. Each Python block is a script run in an empty
 directory (a block that starts with ``# test_`` is a pytest module and runs under pytest); the shell block of
 commands runs with ``layered-memory`` pointing at this checkout. The install-and-test block is the one left
-out (it is the command that runs this test)."""
+out of the shell test (it is the command that runs this test): it is compared with ``.ci/run`` and its demo runs."""
 
 from __future__ import annotations
 
@@ -28,7 +28,25 @@ def env() -> dict[str, str]:
 
 
 def test_the_readme_has_its_blocks():
-    assert len(PYTHON) == 9 and len(SHELL) == 1 and len(NEEDS_SERVERS) == 1  # a new block is run too: count it here
+    assert len(PYTHON) == 4 and len(SHELL) == 1 and len(NEEDS_SERVERS) == 0  # a new block is run too: count it here
+
+
+def test_the_two_commands_are_what_ci_runs_and_the_demo_runs(tmp_path):
+    """The install-and-test block is left out of the shell test (it is the command that runs this test), so
+    it is held to ``.ci/run`` here: the same install line with the lock and the same test command; and its
+    main job, ``layered-memory demo`` on the embedded default, runs."""
+    (block,) = [code for lang, code, _, _ in BLOCKS if lang == "bash" and "pip install" in code]
+    first, second = [line.split("#", 1)[0].strip() for line in block.strip().splitlines()]
+    install, demo = [part.strip() for part in first.split("&&")]
+    assert install == 'pip install -c constraints.txt -e ".[dev]"' and demo == "layered-memory demo"
+    assert second == "python -m pytest -q"
+    ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8")
+    assert 'python3 -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[dev]"' in ci
+    assert ci.rstrip().splitlines()[-1] == "python3 -m pytest -q"
+    script = f'set -e\nlayered-memory() {{ "{sys.executable}" -m layered_memory.cli "$@"; }}\n{demo}'
+    proc = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    assert "== get_context_for_user('u-anna', 'telegram:1001') ==" in proc.stdout and "embedder: none" not in proc.stdout
 
 
 @pytest.mark.parametrize("code, line", NEEDS_SERVERS, ids=[f"python-line-{line}" for _, line in NEEDS_SERVERS])

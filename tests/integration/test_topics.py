@@ -247,7 +247,7 @@ def test_searches_and_context(tmp_path, embedder):
     assert mem.topics.search_summaries("laptop driver")[0].meta["topic_id"] == laptop
     ctx = mem.get_context_for_user("carol", "c1", query="laptop crash")
     memory = [c.content for c in ctx if c.kind == "memory"]
-    assert memory and "[topic: Laptop]" in memory[0]
+    assert memory and 'topic "Laptop":' in memory[0]
     assert len(ids) == 8
 
 

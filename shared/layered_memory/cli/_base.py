@@ -163,9 +163,11 @@ def open_memory(ctx: click.Context, *, recreate_index: bool = False, repair_inde
 
 
 def print_context(messages: list[ContextMessage]) -> None:
+    from ..context import context_line
+
     for m in messages:
         label = m.role if m.kind == "window" else f"{m.role}/{m.kind}"
-        click.echo(click.style(f"[{label}]", bold=True) + " " + m.content)
+        click.echo(click.style(f"[{label}]", bold=True) + " " + context_line(m))
 
 
 def print_search(result: SearchResult) -> None:

@@ -110,6 +110,28 @@ class BackgroundIndexer:
                 self._enqueued.setdefault((tenant, source, k), now)
         self.writer.notify()
 
+    def index_now(self, tenant: str, source: str, keys: Sequence[Hashable]) -> int:
+        """Read-your-writes: index these keys of ``source`` now, in the calling thread, beside the writer
+        (the source's ``index_now``: the same points the writer would write). Returns how many were indexed;
+        0 when the source cannot or the call failed (the keys stay pending for the writer)."""
+        src = next((s for s in self.sources if s.name == source), None)
+        now = getattr(src, "index_now", None)
+        if now is None or not keys:
+            return 0
+        try:
+            n = int(now(tenant, keys))
+        except Exception as exc:  # the writer retries them; a request never fails for it
+            logger.warning("indexing %d %s of tenant %s on the request path failed (%s); the writer keeps them",
+                           len(keys), source, tenant, type(exc).__name__)
+            return 0
+        now_t = time.monotonic()
+        with self._mutex:
+            for k in keys:
+                t = self._enqueued.pop((tenant, source, k), None)
+                if t is not None:
+                    self._lags.append(now_t - t)
+        return n
+
     def check_optimize(self) -> None:
         """Wake the writer to check the watched collections' HNSW (e.g. after writes outside an outbox)."""
         self.writer.notify()

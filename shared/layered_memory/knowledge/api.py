@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._async import async_twins
-from ..context import MemoryLine
 from ..errors import InvalidInputError, NotFoundError
 from ..models import Message, check_id, iso, utcnow
 from ..index.collection import Entry, IndexedCollection
@@ -187,23 +186,6 @@ class KnowledgeRuntime:
         logger.info("knowledge: %d entities, %d relations (%d superseded), %d profiles", len(entities), written, superseded, profiles)
         return {"entities": len(entities), "relations": written, "superseded": superseded, "profiles": profiles}
 
-    def memory_lines(self, scope: Scope, user_id: str, text: str, vector: Any) -> list[MemoryLine]:
-        """The context's long tier: the user's profile and the entities (with their facts) closest to ``text``."""
-        try:
-            kn = Knowledge(self.core, scope.narrow(user_id))
-            lines = kn.profile_lines(user_id)
-            for e in kn.search_entities(text, k=3, vector=vector):
-                if e["relevance"] <= 0 or unsupported({"sources": e["sources"], "stale": e["metadata"]["stale"]}):
-                    continue  # only edited or deleted messages said it
-                edges = [r for r in kn.query_graph(e["entity_name"], max_depth=1)["edges"] if not unsupported(r)]
-                facts = "; ".join(f"{r['source_name']} {r['type']} {r['target_name']}" for r in edges[:3])
-                line = f"[fact] {e['entity_name']} ({e['entity_type']}): {e['description']}" + (f" | {facts}" if facts else "")
-                lines.append(MemoryLine(line, f"kg:{e['entity_id']}"))
-            return lines
-        except Exception as exc:
-            logger.warning("knowledge memory source failed (%s)", type(exc).__name__)
-            return []
-
 
 @async_twins
 class Knowledge:
@@ -289,19 +271,6 @@ class Knowledge:
         if ttl > 0:
             self.rt.profile_cache[key] = (time.monotonic() + ttl, doc)
         return doc
-
-    def profile_lines(self, user_id: str) -> list[MemoryLine]:
-        prof = self.get_profile(user_id)
-        if not prof:
-            return []
-        lines = []
-        if prof.get("profile_text"):
-            lines.append(MemoryLine(f"[profile] {prof['profile_text']}", f"profile:{user_id}"))
-        prefs = [f"{p['key']}={p['value']}" for p in prof.get("preferences", [])
-                 if p.get("status", "current") == "current" and not unsupported(p)]
-        if prefs:
-            lines.append(MemoryLine(f"[preferences] {'; '.join(prefs[:10])}", f"prefs:{user_id}"))
-        return lines
 
     def query_graph(self, entity_name: str, *, max_depth: int = 2, relation_types: Sequence[str] | None = None,
                     direction: str = "out", include_superseded: bool = False) -> dict[str, list[dict[str, Any]]]:

@@ -26,7 +26,6 @@ from .._lazy import qdrant_models as models
 from ..progress import report
 
 from .._async import async_twins
-from ..context import MemoryLine
 from ..errors import InvalidInputError, NotFoundError
 from ..evaluation import SummaryEvaluator
 from ..index.collection import IndexedCollection
@@ -276,18 +275,6 @@ class TopicRuntime:
         return len(items) + len(log)
 
     # -- context source (mid tier) -------------------------------------------------------------------
-    def memory_lines(self, view: Scope, text: str, vector: Any) -> list[MemoryLine]:
-        """The context's mid tier: the topic summaries closest to ``text`` that ``view``'s user sees (the
-        topics they took part in and those of their member chats)."""
-        if not self.settings.enabled:
-            return []
-        try:
-            hits = self.summarizer(view.tenant).search(text, user_id=view.bound_user, k=3, vector=vector, chats=view.chats)
-        except Exception as exc:
-            logger.warning("topic summary search failed (%s)", type(exc).__name__)
-            return []
-        return [MemoryLine(f"[topic: {p.get('title')}] {p.get('text')}", str(p.get("summary_id") or p.get("id")))
-                for p, _ in hits if not p.get("stale")]  # stale: quotes an edited or deleted message until rewritten
 
 
 def _to_topic(doc: dict[str, Any]) -> Topic:

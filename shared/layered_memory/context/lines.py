@@ -1,0 +1,179 @@
+"""The one line format of the context and its text rendering.
+
+Every line the model reads says who and when, the same way in every block::
+
+    [2024-05-02 09:05] Anna: Our payments pod fails with CrashLoopBackOff
+    [09:06] assistant: Roll back the deploy and check its logs        (same date as the line above)
+    [2024-04-30 18:12] topic "Trip to Kazan": Anna flies on June 3; the hotel is booked.
+    [2024-04-29] fact: Kazan (place): the city Anna moves to | Anna lives_in Kazan
+
+Times are UTC. Inside a block the lines run in time order and a line on the same date as the one
+above it shows only the time (``[09:06]``): measured on LoCoMo, the full date on every line costs
+about 6 tokens a line (a tenth of a 2,000-token context) and says nothing the line above did not.
+
+``Context`` is what ``get_context_for_user`` returns: the list of ``ContextMessage`` (seed 002
+order) with ``text``, the whole context as the model reads it (``print(ctx)`` prints it): the
+system blocks as they are, the window's turns as lines of the same format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from ..models import ContextMessage, Message
+
+PER_MESSAGE_TOKENS = 4  # role and separators, as chat APIs count them
+
+SUMMARY_PREFIX = "Previous context summary: "
+USER_DATA_HEADER = "User data:"
+MEMORY_HEADER = "Relevant memory:"
+CONVERSATION_HEADER = "Relevant conversation memory:"
+DOCUMENTS_HEADER = "Relevant documents:"
+HEADERS = {"memory": MEMORY_HEADER, "conversation_memory": CONVERSATION_HEADER, "documents": DOCUMENTS_HEADER}
+BLOCKS = ("memory", "conversation_memory", "documents")  # seed 002 order of the recalled blocks
+LINE_PREFIX = "- "
+
+
+def stamp(when: datetime | None, *, date: bool = True) -> str:
+    """``2024-05-02 09:05`` (UTC); ``09:05`` with ``date=False``; "" without a time."""
+    if when is None:
+        return ""
+    t = when.astimezone(timezone.utc) if when.tzinfo is not None and when.utcoffset() else when
+    hm = f"{t.hour:02d}:{t.minute:02d}"
+    return f"{t.year:04d}-{t.month:02d}-{t.day:02d} {hm}" if date else hm
+
+
+def speaker_name(role: str, user_name: str | None, user_id: str | None) -> str:
+    """Who wrote a message: the user's name (their id when the platform gave none) for user turns,
+    the role otherwise ("assistant" for the bot's replies)."""
+    if role == "user":
+        return (user_name or user_id or "user").strip() or "user"
+    return role
+
+
+def line(when: datetime | None, who: str | None, text: str, *, date: bool = True) -> str:
+    """``[2024-05-02 09:05] Anna: text`` (the parts that are known)."""
+    text = " ".join(text.split())
+    head = f"[{stamp(when, date=date)}] " if when is not None else ""
+    return f"{head}{who}: {text}" if who else f"{head}{text}"
+
+
+def message_line(m: Message) -> str:
+    return line(m.create_time, speaker_name(m.role, m.user_name, m.user_id), m.content)
+
+
+def hit_line(hit: Any) -> str:
+    """A search hit (``SearchHit``) in the context's line format: ``[2024-05-02 09:05] Anna: text``."""
+    meta = hit.meta
+    when = meta.get("date")
+    if isinstance(when, str):
+        try:
+            when = datetime.fromisoformat(when.replace("Z", "+00:00"))
+        except ValueError:
+            when = None
+    return line(when if isinstance(when, datetime) else None, str(meta.get("author") or meta.get("role") or "") or None, hit.text)
+
+
+@dataclass(slots=True)
+class MemoryLine:
+    """One recalled line before ranking: its text (without time), who said it, when, a dedup ``key``
+    (``chat_id|message_id``, ``topic:<id>``, ``kg:<id>``, ``doc|<id>``), the tier's own ``score`` (best
+    first; only the order within a tier is used) and the keys of the messages it restates (``sources``:
+    a fact and the message it came from are never both shown)."""
+
+    text: str
+    key: str = ""
+    when: datetime | None = None
+    who: str | None = None
+    score: float = 0.0
+    sources: tuple[str, ...] = ()
+
+    def render(self, *, date: bool = True) -> str:
+        return line(self.when, self.who, self.text, date=date)
+
+
+def render_lines(items: Sequence[MemoryLine]) -> list[str]:
+    """Lines of one block in time order (undated ones first), the date left out when it repeats."""
+    ordered = sorted(items, key=lambda x: (x.when is not None, x.when or datetime.min.replace(tzinfo=timezone.utc)))
+    out: list[str] = []
+    last_day: str | None = None
+    for item in ordered:
+        day = stamp(item.when)[:10] if item.when is not None else None
+        out.append(item.render(date=day is None or day != last_day))
+        last_day = day
+    return out
+
+
+def block_text(kind: str, items: Sequence[MemoryLine]) -> str:
+    return HEADERS[kind] + "\n" + "\n".join(LINE_PREFIX + t for t in render_lines(items))
+
+
+def context_line(m: ContextMessage) -> str:
+    """One context message as the text rendering shows it (window turns as lines)."""
+    if m.kind != "window":
+        return m.content
+    return line(m.create_time, speaker_name(m.role, m.name, None), m.content)
+
+
+def context_tokens(messages: Sequence[ContextMessage], count: Callable[[str], int]) -> int:
+    """Tokens the context costs as chat APIs take it: each message's content plus its role overhead."""
+    return sum(count(m.content) + PER_MESSAGE_TOKENS for m in messages)
+
+
+class Context(list):  # type: ignore[type-arg]
+    """The assembled context: a list of ``ContextMessage`` in seed 002 order, plus
+
+    - ``text``: the whole context as the model reads it (system blocks as they are, the window's turns
+      as ``[time] Name: text`` lines, blocks separated by a blank line); ``str(ctx)`` and ``print(ctx)``
+      give it;
+    - ``tokens``: what it costs (``context_tokens``), never over ``max_tokens``; ``max_tokens``: the budget;
+    - ``timings``: milliseconds per stage (``window``, ``recall``, ``rank``, ``total``);
+    - ``window``: the session's last messages as read (``Message`` records), before the budget cut
+      some: an adapter that trims the window by its framework's own rule starts from them.
+    """
+
+    tokens: int
+    max_tokens: int
+    timings: dict[str, float]
+    window: list[Message]
+
+    def __init__(self, messages: Sequence[ContextMessage] = (), *, tokens: int = 0, max_tokens: int = 0,
+                 timings: dict[str, float] | None = None, window: Sequence[Message] = ()) -> None:
+        super().__init__(messages)
+        self.tokens = tokens
+        self.max_tokens = max_tokens
+        self.timings = dict(timings or {})
+        self.window = list(window)
+
+    @property
+    def text(self) -> str:
+        parts: list[str] = []
+        window: list[str] = []
+        for m in self:
+            if m.kind == "window":
+                window.append(context_line(m))
+                continue
+            if window:
+                parts.append("\n".join(window))
+                window = []
+            parts.append(m.content)
+        if window:
+            parts.append("\n".join(window))
+        return "\n\n".join(parts)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        """``[{"role", "content"}, ...]``: the chat-API shape of every message."""
+        return [m.to_dict() for m in self]
+
+
+__all__ = [
+    "BLOCKS", "CONVERSATION_HEADER", "Context", "DOCUMENTS_HEADER", "HEADERS", "LINE_PREFIX", "MEMORY_HEADER", "MemoryLine",
+    "PER_MESSAGE_TOKENS", "SUMMARY_PREFIX", "USER_DATA_HEADER", "block_text", "context_line", "context_tokens", "hit_line", "line",
+    "message_line", "render_lines", "speaker_name", "stamp",
+]

@@ -1,0 +1,173 @@
+"""``get_context_for_user`` fills its budget with the evidence (issue 28): the budget is a target and a
+ceiling (tiktoken), the seed 002 order holds, no block repeats another, a fact and the message it came
+from are not both shown, low-content turns only as neighbours of a hit, nothing under the relevance
+floor, every line says who and when, and ``print(ctx)`` shows what the model reads."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from layered_memory import Context, LayeredMemory
+from layered_memory.context import MemoryLine, assemble, context_tokens
+from layered_memory.context.build import recall
+from layered_memory.context.ranking import Candidate
+from layered_memory.models import Message
+from layered_memory.providers.local import USEEmbedder
+from layered_memory.session_summaries import summary_units
+
+T0 = datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc)
+ORDER = ["summary", "user_data", "window", "memory", "conversation_memory", "documents"]
+FILLER = [
+    "The weather keeps flipping between rain and sun this week.", "Work kept me late almost every day, honestly.",
+    "We watched a documentary about whales on Sunday evening.", "My phone battery dies before lunch these days.",
+    "There is a new cafe on our street with loud music.", "I finally cleaned the whole flat on Saturday morning.",
+    "The traffic this morning was unbelievable near the bridge.", "I keep forgetting to reply to my messages.",
+]
+ANSWER = "My flight to Lisbon leaves on May 14 at 07:40, seat 22A, terminal 2."
+QUESTION = "When does my flight to Lisbon leave?"
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    return USEEmbedder()
+
+
+def turn(i: int, text: str, role: str = "user", *, user: str = "u1", session: str = "s1", name: str = "Anna") -> dict:
+    return {"message_id": f"m{i}", "chat_id": session, "session_key": session, "user_id": user, "user_name": name if role == "user" else "",
+            "role": role, "content": text, "create_time": T0 + timedelta(minutes=i)}
+
+
+def long_chat(n: int = 80) -> list[dict]:
+    """A long chat whose one answer-bearing turn is early (far outside the window)."""
+    out = []
+    for i in range(n):
+        if i == 6:
+            out.append(turn(i, ANSWER))
+        elif i % 2:
+            out.append(turn(i, f"{FILLER[i % len(FILLER)]} ({i})", "assistant"))
+        else:
+            out.append(turn(i, f"{FILLER[(i // 2) % len(FILLER)]} Anyway, {i} more things to do."))
+    return out
+
+
+@pytest.fixture
+def mem(tmp_path, embedder):
+    m = LayeredMemory.embedded(tmp_path, embedder=embedder)
+    m.add_messages(long_chat())
+    m.add_messages([turn(200, "I booked the Lisbon hotel near the river for May 14 to May 20.", session="s2"),
+                    turn(201, "Noted.", "assistant", session="s2")])
+    m.set_user_data("u1", {"name": "Anna"})
+    m.flush()
+    yield m
+    m.close()
+
+
+def blocks(ctx) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for m in ctx:
+        if m.kind in ("memory", "conversation_memory", "documents"):
+            out[m.kind] = [ln[2:] for ln in m.content.split("\n")[1:]]
+    return out
+
+
+def test_answer_bearing_turn_is_in_the_prompt_at_500_tokens(mem):
+    ctx = mem.get_context_for_user("u1", "s1", query=QUESTION, max_tokens=500)
+    assert ctx.tokens <= 500 and context_tokens(ctx, mem.count_tokens) == ctx.tokens
+    assert ANSWER in ctx.text  # 74 turns back, outside the window of 10
+
+
+def test_context_grows_with_max_tokens_and_never_exceeds_it(mem):
+    used = []
+    for budget in (60, 120, 250, 500, 1000, 2000, 4000):
+        ctx = mem.get_context_for_user("u1", "s1", query=QUESTION, max_tokens=budget)
+        assert ctx.tokens == context_tokens(ctx, mem.count_tokens) <= budget, budget
+        used.append(ctx.tokens)
+    assert used == sorted(used) and used[3] > used[1]  # a target, not a ceiling: more budget, more context
+
+
+def test_seed_002_order_and_no_block_repeats_another(mem):
+    mem.add_messages([turn(100 + i, t) for i, t in enumerate(FILLER)])  # past the summary threshold again
+    ctx = mem.get_context_for_user("u1", "s1", query="Lisbon flight and hotel", max_tokens=4000)
+    kinds = [m.kind for m in ctx]
+    assert kinds == sorted(kinds, key=ORDER.index) and kinds.count("summary") <= 1
+    assert {"summary", "user_data", "window", "memory", "conversation_memory"} <= set(kinds)
+    window = [m.content for m in ctx if m.kind == "window"]
+    lines = blocks(ctx)
+    memory_texts = [ln.split(": ", 1)[1] for b in lines.values() for ln in b]
+    assert len(memory_texts) == len(set(memory_texts))  # no line twice
+    assert not set(memory_texts) & set(window)  # the recalled blocks never repeat the window
+    summary = next(m.content for m in ctx if m.kind == "summary")
+    for text in [*memory_texts, *window]:  # nor does the summary repeat a shown message
+        assert text.rstrip(".") not in summary
+
+
+def test_every_line_says_who_and_when_and_print_shows_the_prompt(mem, capsys):
+    ctx = mem.get_context_for_user("u1", "s1", query=QUESTION)
+    assert isinstance(ctx, Context) and ctx.max_tokens == 2000  # context.max_tokens fills when None is passed
+    assert f"- [2024-05-01 09:06] Anna: {ANSWER}" in ctx.text
+    conv = blocks(ctx)["conversation_memory"]
+    assert conv[0].startswith("[2024-05-01 12:20] Anna: I booked the Lisbon hotel")
+    print(ctx)
+    out = capsys.readouterr().out
+    assert out == ctx.text + "\n" and "[2024-05-01 10:18] Anna:" in out  # the window's turns as lines too
+
+
+def test_low_content_turns_only_as_neighbours_of_a_hit(mem):
+    ctx = mem.get_context_for_user("u1", "s1", query="Lisbon hotel by the river", max_tokens=4000)
+    conv = blocks(ctx)["conversation_memory"]
+    assert conv[0].endswith("May 14 to May 20.") and conv[1] == "[12:21] assistant: Noted."  # the reply after the hit
+    window = mem.get_session_messages("u1", "s1", limit=mem.settings.memory.short_term_window)
+    noted = [c for c in recall(mem._core, mem, "u1", "s1", ["Lisbon hotel by the river"], window, False, 4000) if c.item.text == "Noted."]
+    assert [c.kind for c in noted] == ["neighbour"] and noted[0].parent.item.text.startswith("I booked the Lisbon hotel")
+    assert noted[0].value < noted[0].parent.value / 10  # found by its index entry (the turn before it), not a hit
+
+
+def test_off_topic_question_gets_no_recalled_lines(mem):
+    ctx = mem.get_context_for_user("u1", "s1", query="How do I rotate the Kubernetes service account token?", max_tokens=4000)
+    assert not blocks(ctx)  # an empty block beats a wrong one
+    cfg = mem.settings.context
+    saved = (cfg.relevance_floor, cfg.relevance_gate)
+    cfg.relevance_floor = cfg.relevance_gate = 0.0  # without floor and gate the same question fills the blocks with noise
+    try:
+        assert blocks(mem.get_context_for_user("u1", "s1", query="How do I rotate the Kubernetes service account token?"))
+    finally:
+        cfg.relevance_floor, cfg.relevance_gate = saved
+
+
+def test_session_summary_is_sentences_not_a_transcript(mem):
+    mem.add_messages([turn(300, "Use a cache, e.g. Redis, in front of the billing API."), turn(301, "ok", "assistant"),
+                      turn(302, "Noted.", "assistant"), *[turn(303 + i, t) for i, t in enumerate(FILLER * 3)]])
+    summary = mem.refresh_summary("u1", "s1", force=True)
+    units = summary_units(summary)
+    assert all(text[-1] in ".!?…" for _, text in units)  # whole sentences
+    assert all(len(text.split()) >= 3 for _, text in units)  # no "ok", no "Noted."
+    named = [who for who, _ in units if who]
+    assert all(a != b for a, b in zip(named, named[1:]))  # a speaker is named where the speaker changes
+    assert not any(text.endswith("e.g.") for _, text in units)
+
+
+def message(i: int, text: str) -> Message:
+    return Message.build(turn(i, text))
+
+
+def cand(key: str, text: str, value: float, *, kind: str = "message", sources: tuple[str, ...] = (), rel: float = 1.0) -> Candidate:
+    return Candidate(MemoryLine(text, key, T0, "Anna", sources=sources), "memory", kind, value, relevance=rel,
+                     term_set=frozenset(text.lower().split()))
+
+
+def test_a_fact_and_the_message_it_came_from_are_not_both_included():
+    count = lambda s: len(s.split())  # noqa: E731
+    window = [message(50, "and what did I say about the hotel?")]
+    msg = cand("s1|m3", "I booked the river hotel for May", 1.0)
+    fact = cand("kg:e1", "Anna (PERSON): booked the river hotel", 0.5, kind="fact", sources=("s1|m3",))
+    other = cand("s1|m9", "the museum opens at ten on Mondays", 0.4)
+    for order in ([msg, fact, other], [fact, msg, other]):
+        out = assemble(summary=None, user_data=None, window=window, candidates=order, max_tokens=400, count=count)
+        text = next(m.content for m in out if m.kind == "memory")
+        assert ("river hotel for May" in text) != ("booked the river hotel" in text.replace("hotel for May", ""))
+        assert "museum" in text
+    low = cand("s1|m10", "the museum is closed on Tuesdays", 0.9, rel=0.05)  # under the floor: never shown
+    out = assemble(summary=None, user_data=None, window=window, candidates=[low], max_tokens=400, count=count, floor=0.2)
+    assert [m.kind for m in out] == ["window"]
