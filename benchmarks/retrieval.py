@@ -165,7 +165,7 @@ def run_latency(args) -> None:
 
     inner = default_embedder()
     if inner is None:
-        sys.exit("the default embedder is not installed: pip install 'layered-memory[local-embeddings]'")
+        sys.exit("the default embedder is not installed: pip install -e '.[local-embeddings]' in the clone")
     rng = random.Random(0)
     pool_texts = [" ".join(rng.choice(WORDS) for _ in range(12)) for _ in range(256)]
     pool = np.asarray(inner.embed_documents(pool_texts), dtype=np.float32)

@@ -75,7 +75,7 @@ def throughput(embedder, n: int) -> list[list[object]]:
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
     if embedder != "none":  # load the model and measure its calibration outside the timings
-        from layered_memory.topics.threading import embedder_calibration
+        from layered_memory.topics.threader import embedder_calibration
 
         embedder.embed_documents(["warm up"])
         embedder_calibration(embedder)

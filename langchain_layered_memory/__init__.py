@@ -1,4 +1,5 @@
-"""LangChain / LangGraph adapters for layered-memory (``pip install "layered-memory[langchain]"``).
+"""LangChain / LangGraph adapters for layered-memory (``pip install -e ".[langchain]"`` in a clone
+of layered-memory; docs/install.md).
 
     from langchain_layered_memory import (LayeredChatMessageHistory, LayeredMemoryRetriever,
         LayeredMemoryMiddleware, LayeredMemoryStore, create_memory_tools, with_layered_memory)

@@ -1,4 +1,5 @@
-"""LlamaIndex adapters for layered-memory (``pip install "layered-memory[llamaindex]"``).
+"""LlamaIndex adapters for layered-memory (``pip install -e ".[llamaindex]"`` in a clone of
+layered-memory; docs/install.md).
 
     from layered_memory import LayeredMemory
     from llamaindex_layered_memory import LayeredChatMemory, LayeredMemoryRetriever, LayeredMemoryToolSpec

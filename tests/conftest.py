@@ -99,7 +99,7 @@ def postgres_bin_dir() -> str:
     if found is None:
         pytest.skip("PostgreSQL's initdb/postgres are not on PATH nor in /usr/lib/postgresql/*/bin: install them "
                     "(apt-get install postgresql) or set " + POSTGRES_URL_ENV)
-    pytest.importorskip("psycopg_pool", reason="pip install 'layered-memory[postgres]'")
+    pytest.importorskip("psycopg_pool", reason='the postgres extra is missing: pip install -e ".[postgres]"')
     return found
 
 

@@ -20,7 +20,7 @@ from .stores.base import NativeAsync
 from .stores.native import run_native
 
 if TYPE_CHECKING:
-    from .runtime import Runtime
+    from .kernel import Kernel
 
 T = TypeVar("T")
 
@@ -33,12 +33,12 @@ def native_ready(records: Any, index: Any) -> bool:
     return all(isinstance(s, NativeAsync) and s.native_async() for s in stores)
 
 
-def _writer_lock(core: Runtime) -> asyncio.Lock:
+def _writer_lock(core: Kernel) -> asyncio.Lock:
     per_loop = _WRITERS.setdefault(asyncio.get_running_loop(), {})
     return per_loop.setdefault(id(core.write_lock), asyncio.Lock())
 
 
-async def run_engine(core: Runtime, call: Callable[[], T], *, write: bool = False) -> T:
+async def run_engine(core: Kernel, call: Callable[[], T], *, write: bool = False) -> T:
     """``call()`` natively on this loop when the engine's stores allow it, else in a worker thread."""
     if not native_ready(core.records, core.index):
         return await asyncio.to_thread(call)

@@ -50,7 +50,7 @@ from .models import Message, MessageRef, check_id, iso, parse_time, utcnow
 
 if TYPE_CHECKING:
     from .index import Scope
-    from .runtime import Runtime
+    from .kernel import Kernel
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ def content_hash(text: str) -> str:
 class MessageEdits:
     """``edit_message`` / ``delete_message`` of one handle (the facade delegates to it)."""
 
-    def __init__(self, core: Runtime, scope: Scope, validate: Callable[[Mapping[str, Any]], Message], drain: Callable[[], Any]) -> None:
+    def __init__(self, core: Kernel, scope: Scope, validate: Callable[[Mapping[str, Any]], Message], drain: Callable[[], Any]) -> None:
         self.core = core
         self.scope = scope
         self._validate = validate  # the facade's: the same rules as add_message (content, max_content_chars, metadata)
@@ -184,13 +184,13 @@ class MessageEdits:
 
 
 # -- what follows a changed record (also run again by finish_intent after a crash; each step idempotent) ----
-def _bump(core: Runtime, tenant: str, refs: list[MessageRef]) -> None:
+def _bump(core: Kernel, tenant: str, refs: list[MessageRef]) -> None:
     """Tell this process's index writer that these messages go back to the outbox (``Indexer.bump``)."""
     if core.background is not None:
         core.indexer.bump(tenant, refs)
 
 
-def reindex_next(core: Runtime, tenant: str, chat_id: str, seq: int | None, when: datetime | str | None = None) -> Message | None:
+def reindex_next(core: Kernel, tenant: str, chat_id: str, seq: int | None, when: datetime | str | None = None) -> Message | None:
     """The chat's next turn after ``seq`` (whoever wrote it), indexed again: its points carry the turn before
     it as context (``Indexer.previous_turns``: the previous turn of the same chat within ``session_gap_hours``).
     ``when``: the changed message's time; a next turn further than the gap from it never had it as context
@@ -212,13 +212,13 @@ def reindex_next(core: Runtime, tenant: str, chat_id: str, seq: int | None, when
     return nxt[0]
 
 
-def _facts(core: Runtime, tenant: str, ref: MessageRef, user_id: str, topic_id: str | None, seq: int | None,
+def _facts(core: Kernel, tenant: str, ref: MessageRef, user_id: str, topic_id: str | None, seq: int | None,
            why: dict[str, Any]) -> None:
     from .knowledge.stale import REEXTRACT, extracted, mark_stale, queue_reextract
 
     if extracted(core.records, tenant, topic_id, seq):
         mark_stale(core.records, tenant, ref, user_id, why)
-        core.knowledge.profile_cache.pop((tenant, user_id), None)
+        core.knowledge.forget_profile(tenant, user_id)
         if why["reason"] == "edit" and core.chat_model is not None:
             msg = core.records.get_messages(tenant, [ref])[0]
             if msg is not None:
@@ -227,7 +227,7 @@ def _facts(core: Runtime, tenant: str, ref: MessageRef, user_id: str, topic_id: 
         core.records.delete_docs(tenant, REEXTRACT, [f"{ref.chat_id}|{ref.message_id}"])
 
 
-def after_edit(core: Runtime, tenant: str, msg: Message, why: dict[str, Any]) -> Message | None:
+def after_edit(core: Kernel, tenant: str, msg: Message, why: dict[str, Any]) -> Message | None:
     """Derived state after a text edit: the next turn's point, summaries, topic, facts. Returns the next turn
     when it went back to the index outbox (the caller wakes the writer for it)."""
     from .session_summaries import mark_stale
@@ -240,7 +240,7 @@ def after_edit(core: Runtime, tenant: str, msg: Message, why: dict[str, Any]) ->
     return nxt
 
 
-def after_delete(core: Runtime, tenant: str, gone: Mapping[str, Any], why: dict[str, Any]) -> Message | None:
+def after_delete(core: Kernel, tenant: str, gone: Mapping[str, Any], why: dict[str, Any]) -> Message | None:
     """Derived state after a delete (``gone``: the deleted record's chat_id, message_id, user_id, session_key,
     seq, topic_id, create_time): point, recent cache, session, summaries, topic, facts, the next turn's point."""
     from .session_summaries import mark_stale
@@ -265,7 +265,7 @@ def after_delete(core: Runtime, tenant: str, gone: Mapping[str, Any], why: dict[
     return nxt
 
 
-def finish_intent(core: Runtime, tenant: str, intent: Mapping[str, Any]) -> None:
+def finish_intent(core: Kernel, tenant: str, intent: Mapping[str, Any]) -> None:
     """Finish an ``edit`` / ``delete`` intent left by a crash (``doctor.drain_outbox``, under the write lock):
     when the record change landed, the derived state is updated (again); otherwise nothing happened."""
     ref = MessageRef(intent["chat_id"], intent["message_id"])

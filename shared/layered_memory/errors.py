@@ -18,6 +18,12 @@ Foreign exceptions are translated at the seam only (``raise BackendUnavailable(.
 from __future__ import annotations
 
 
+def install_hint(extra: str) -> str:
+    """How to install an optional extra. The package is not on a registry (``pip install
+    "layered-memory[x]"`` finds nothing): from a clone, or a wheel built from one (docs/install.md)."""
+    return f'pip install -e ".[{extra}]" in a clone of layered-memory (or install a wheel built from it: docs/install.md)'
+
+
 class LayeredMemoryError(Exception):
     """Root of every error raised by layered-memory."""
 

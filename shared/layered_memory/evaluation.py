@@ -220,7 +220,7 @@ class SummaryEvaluator:
         return v / np.where(n == 0, 1, n)
 
     def _rescale(self, cos: float) -> float:
-        from .topics.threading import embedder_calibration  # lazy: the topic package imports this module's users
+        from .topics.threader import embedder_calibration  # lazy: the topic package imports this module's users
 
         floor, topical = embedder_calibration(self.embedder)
         return min(1.0, max(0.0, (cos - floor) / (topical - floor)))

@@ -13,7 +13,7 @@ from .config import LayeredMemorySettings
 from .errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from .runtime import Runtime
+    from .kernel import Kernel
     from .stores.base import RecordStore, VectorIndex
 
 logger = logging.getLogger(__name__)
@@ -77,7 +77,7 @@ def settings_stores(settings: LayeredMemorySettings) -> tuple[RecordStore, Vecto
     return embedded_stores(settings.data_dir, settings)
 
 
-def check_tenants(core: Runtime, *, recreate_index: bool, repair_index: bool) -> None:
+def check_tenants(core: Kernel, *, recreate_index: bool, repair_index: bool) -> None:
     """At open, every tenant: re-indexed from the records (``recreate_index``), or checked (``doctor.open_check``:
     drain deletes, index pending, repair drift; ``repair_index=False`` only warns)."""
     from .doctor import Tenant, open_check, reindex

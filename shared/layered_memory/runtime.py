@@ -4,10 +4,12 @@ shares, built once by ``build_runtime`` (``LayeredMemory.from_stores`` calls it)
     core = build_runtime(records, index, embedder="default", settings=settings)
     mem = LayeredMemory(core, "acme", "u1")         # a handle: a Scope over the shared runtime
 
-The wiring is explicit and one way: the facade calls the runtime's services, the services call the
-tiers below them (topics -> knowledge through one typed callback, set here), and no tier holds the
-facade. The order of a write: records (``engine.add_messages``) -> ``index_new_messages`` (the BM25
-points; the ``background`` writer embeds later) ->
+This is the composition root: the one module that knows every tier's class and registers the kinds
+of derived state (``_kinds``); only the facade (``engine.py``) imports it. ``Runtime`` implements
+``kernel.Kernel``, the protocol every tier types against; a tier reaches another through the kernel's
+seams (``TopicTier``, ``KnowledgeTier``) or a typed callback set here (topics -> knowledge:
+``on_summary``), never by importing it upward. The order of a write: records (``engine.add_messages``)
+-> ``index_new_messages`` (the BM25 points; the ``background`` writer embeds later) ->
 ``topics.on_write`` (queue for threading); of a context: window -> ``searcher`` -> ``topics.memory_lines``
 -> ``knowledge.memory_lines``; of ``process()``: summaries -> ``topics.process`` -> ``knowledge.process``.
 """
@@ -25,8 +27,8 @@ from .config import LayeredMemorySettings
 from .errors import ConfigurationError, InvalidInputError
 from .index import Scope
 from .index.background import BackgroundIndexer
-from .indexing import MESSAGES, Indexer, MessageOutbox
-from .outboxes import register as register_outboxes
+from .indexing import MESSAGES, Indexer
+from .kernel import Kind
 from .models import Message
 from .providers.base import ChatModel, Embedder
 from .providers.tokens import get_token_counter
@@ -86,7 +88,7 @@ def _resolve_chat_model(model: Any) -> ChatModel | None:
 
 @dataclass
 class Runtime:
-    """State shared by every tenant / user handle of one LayeredMemory."""
+    """State shared by every tenant / user handle of one LayeredMemory (implements ``kernel.Kernel``)."""
 
     settings: LayeredMemorySettings
     records: RecordStore
@@ -104,6 +106,7 @@ class Runtime:
     topics: TopicRuntime = field(init=False)
     knowledge: KnowledgeRuntime = field(init=False)
     _agents: AgentRuntime | None = field(default=None, init=False)
+    kinds: tuple[Kind, ...] = ()  # the kinds of derived state (``_kinds``), built by build_runtime
     summary_jobs: set[tuple[str, str, str]] = field(default_factory=set)  # (tenant, user, session) to refresh
     ensured_collections: set[str] = field(default_factory=set)  # vector collections already created
     write_lock: threading.RLock = field(default_factory=threading.RLock)
@@ -208,10 +211,11 @@ def build_runtime(
     r = settings.retrieval
     encoder = BM25Encoder(k1=r.k1, b=r.b, avgdl=r.avgdl)
     collection = settings.qdrant.collection_prefix + MESSAGES
+    kinds = _kinds()
     if recreate_index and index is not None:
         from .doctor import derived_collections
 
-        for name in sorted(derived_collections(records, settings.qdrant.collection_prefix)):
+        for name in sorted(derived_collections(kinds, records, settings)):
             if index.has_collection(name):
                 index.drop_collection(name)
     indexer = Indexer(records, index, emb, analyzer, encoder, collection, r.index_context, r.session_gap_hours * 3600.0)
@@ -224,16 +228,30 @@ def build_runtime(
     from .knowledge.api import KnowledgeRuntime
     from .topics.api import TopicRuntime
 
-    if index is not None:
-        bg = BackgroundIndexer(settings.writer, index)
-        bg.add_source(MessageOutbox(indexer, core.write_lock))
-        bg.watch(collection)
-        core.background = bg
     core.topics = TopicRuntime(core)  # topic threading, mid-term summaries (seed 001, 2-3)
     core.knowledge = KnowledgeRuntime(core, core.topics)  # the long-term tier (seed 001, 4)
     core.topics.on_summary = core.knowledge.on_summary  # each new topic summary queues an extraction
-    register_outboxes(core)  # items, agent interactions, topic summaries: the writer embeds them too
+    core.kinds = tuple(kind(core) for kind in kinds)
+    if index is not None:  # every kind with an outbox: the writer embeds its pending records
+        bg = BackgroundIndexer(settings.writer, index)
+        for kind in core.kinds:
+            source = kind.outbox()
+            if source is not None:
+                bg.add_source(source)
+        bg.watch(collection)
+        core.background = bg
     return core
+
+
+def _kinds() -> tuple[type[Kind], ...]:
+    """The registered kinds of derived state, in the doctor's report order: each lives in its tier's folder."""
+    from .agents.health import AgentKind
+    from .documents.health import DocumentKind
+    from .items.health import ItemKind
+    from .message_health import MessageKind
+    from .topics.health import SummaryKind, ThreadingCheck
+
+    return (MessageKind, SummaryKind, ItemKind, AgentKind, DocumentKind, ThreadingCheck)
 
 
 __all__ = ["Runtime", "build_runtime"]

@@ -32,15 +32,14 @@ from .index.points import speaker
 from .models import Message, check_id, iso
 from .providers.base import ChatModel
 from .retrieval.analyzer import Analyzer
+from .sessions import STALE, SUMMARIES  # the collections: named in sessions, which drops them with their session
 
 if TYPE_CHECKING:
     from .index import Scope
-    from .runtime import Runtime
+    from .kernel import Kernel
 
 logger = logging.getLogger(__name__)
 
-SUMMARIES = "summary"
-STALE = "summary_stale"  # <user>|<session> of summaries to rebuild (process() reads it; small, usually empty)
 HISTORY = 20  # scores of earlier versions kept on the session's summary document
 REBUILD_MESSAGES = 200  # a stale summary is rebuilt from at most this many of the newest messages older than the window
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
@@ -242,7 +241,7 @@ class SessionSummaries:
     """The running summary of each session of one handle (``mem.get_summary`` / ``refresh_summary``
     delegate here); every call acts on ``scope.user(user_id)``."""
 
-    def __init__(self, runtime: Runtime, scope: Scope) -> None:
+    def __init__(self, runtime: Kernel, scope: Scope) -> None:
         self._runtime = runtime
         self.scope = scope
         self.tenant_id = scope.tenant

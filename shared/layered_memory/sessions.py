@@ -16,9 +16,10 @@ import threading
 from collections.abc import Iterable
 
 from .stores.base import RecordStore
-from .session_summaries import STALE, SUMMARIES
 
 SESSIONS = "sessions"
+SUMMARIES = "summary"  # the session summaries (``session_summaries``), dropped with their session
+STALE = "summary_stale"  # <user>|<session> of summaries to rebuild (process() reads it; small, usually empty)
 
 
 class SessionRegistry:

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("mcp", reason='the serve extra is missing: pip install "layered-memory[serve]"')
+pytest.importorskip("mcp", reason='the serve extra is missing: pip install -e ".[serve]"')
 
 from layered_memory import LayeredMemory  # noqa: E402
 from layered_memory.serve.api import create_app  # noqa: E402

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from layered_memory.cli import main
 
-pytest.importorskip("mcp", reason='the serve extra is missing: pip install "layered-memory[serve]"')
+pytest.importorskip("mcp", reason='the serve extra is missing: pip install -e ".[serve]"')
 
 
 @pytest.mark.parametrize("command", [["serve"], ["mcp"], ["keys"], ["keys", "add"], ["keys", "list"]])

@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import pytest
 
-pytest.importorskip("mcp", reason='the MCP SDK is in the serve extra: pip install "layered-memory[serve]"')
+pytest.importorskip("mcp", reason='the MCP SDK is in the serve extra: pip install -e ".[serve]"')
 
 from mcp.client import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402

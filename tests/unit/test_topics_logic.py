@@ -13,7 +13,7 @@ from layered_memory.retrieval.analyzer import Analyzer
 from layered_memory.topics.cache import InProcessRecentCache
 from layered_memory.topics.llm import UsageMeter, parse_json
 from layered_memory.topics.summaries import segment_messages
-from layered_memory.topics.threading import (
+from layered_memory.topics.threader import (
     calibrated_cosine, clean_title, content_terms, keyword_title, mean_update, parse_choice, term_overlap,
 )
 

@@ -43,7 +43,7 @@ from .store import AgentStore, check_filters, doc_matches, key_range, scope_filt
 
 if TYPE_CHECKING:
     from ..index import Scope
-    from ..runtime import Runtime
+    from ..kernel import Kernel
     from .monitor import AgentSizeMonitor
 
 logger = logging.getLogger(__name__)
@@ -58,7 +58,7 @@ class AgentRuntime:
     monitors: list[Any] = field(default_factory=list)
 
     @classmethod
-    def build(cls, core: Runtime) -> AgentRuntime:
+    def build(cls, core: Kernel) -> AgentRuntime:
         if core.index is None:
             raise CapabilityError(
                 "the agent context store needs a vector index (seed 004 keeps interactions in Qdrant); "
@@ -101,7 +101,7 @@ class Agents:
 
     _ASYNC = ("create", "get", "list", "delete", "import_from")
 
-    def __init__(self, core: Runtime, scope: Scope) -> None:
+    def __init__(self, core: Kernel, scope: Scope) -> None:
         self._runtime = core
         self._handle = scope
 
@@ -214,7 +214,7 @@ class Agent:
         "enforce_limit", "set_max_vectors", "stats", "export", "export_to", "reindex", "refresh", "optimize",
     )
 
-    def __init__(self, core: Runtime, scope: AgentScope, info: AgentInfo) -> None:
+    def __init__(self, core: Kernel, scope: AgentScope, info: AgentInfo) -> None:
         self._runtime = core
         self.scope = scope
         self.info = info
@@ -480,7 +480,7 @@ class Agent:
         See ``agents.stats.agent_stats``."""
         from .stats import agent_stats
 
-        return agent_stats(self, period_days=period_days, since=since, until=until, granularity=granularity)
+        return agent_stats(self._store, self.scope, self.info, period_days=period_days, since=since, until=until, granularity=granularity)
 
     def export(self, *, include_embeddings: bool = False, since: datetime | str | None = None,
                until: datetime | str | None = None, interaction_type: str | Sequence[str] | None = None) -> dict[str, Any]:
@@ -502,7 +502,7 @@ class Agent:
         core = self._runtime
         if include_embeddings and core.deferred:  # the vectors of recent adds: wait for the index writer (not on a failing embedder)
             core.background.settle()  # type: ignore[union-attr]
-        return write_export(self, dest, include_embeddings=include_embeddings, since=since, until=until,
+        return write_export(self._store, self.scope, self.info, dest, include_embeddings=include_embeddings, since=since, until=until,
                             interaction_type=interaction_type)
 
 

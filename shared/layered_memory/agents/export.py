@@ -28,7 +28,8 @@ from ..models import iso, utcnow
 from .store import doc_matches, key_range, scope_filter
 
 if TYPE_CHECKING:
-    from .api import Agent
+    from .models import AgentInfo, AgentScope
+    from .store import AgentStore
 
 logger = logging.getLogger(__name__)
 
@@ -49,25 +50,25 @@ def _text_out(dest: str | os.PathLike[str] | IO[str]) -> Iterator[IO[str]]:
 
 
 def write_export(
-    agent: Agent, dest: str | os.PathLike[str] | IO[str], *, include_embeddings: bool = False,
+    store: AgentStore, scope: AgentScope, info: AgentInfo, dest: str | os.PathLike[str] | IO[str], *, include_embeddings: bool = False,
     since: datetime | str | None = None, until: datetime | str | None = None,
     interaction_type: str | Sequence[str] | None = None,
 ) -> int:
-    """Write the export of ``agent`` to ``dest`` (path or text file). Returns total_interactions."""
+    """Write the export of one agent (``scope``, registered as ``info``) to ``dest`` (path or text file).
+    Returns total_interactions."""
     filters: dict[str, Any] = {"timestamp_from": since, "timestamp_to": until,
                                "interaction_type": list(interaction_type) if isinstance(interaction_type, (list, tuple, set)) else interaction_type}
-    _, normalized = scope_filter(agent.scope, {k: v for k, v in filters.items() if v is not None}, "export")
-    store = agent._store
+    _, normalized = scope_filter(scope, {k: v for k, v in filters.items() if v is not None}, "export")
     emb = store.embedder
     header = {
-        "agent_id": agent.agent_id,
+        "agent_id": scope.agent_id,
         "export_date": iso(utcnow()),
         "format": FORMAT,
-        "tenant": agent.scope.tenant,
-        "user_id": agent.user_id,
-        "agent_name": agent.agent_name,
-        "collection": agent.collection,
-        "max_vectors": agent.max_vectors,
+        "tenant": scope.tenant,
+        "user_id": scope.user_id,
+        "agent_name": scope.agent_name,
+        "collection": info.collection,
+        "max_vectors": info.max_vectors,
         "embedder": emb.name if emb is not None else None,
         "dim": emb.dim if emb is not None else None,
         "include_embeddings": bool(include_embeddings),
@@ -77,18 +78,18 @@ def write_export(
     after, stop = key_range(normalized)
     with _text_out(dest) as out:
         out.write(json.dumps(header, ensure_ascii=False)[:-1] + ", " + _OPEN + "\n")
-        for page in store.iter_docs(agent.scope, after=after, stop=stop, page=PAGE):
+        for page in store.iter_docs(scope, after=after, stop=stop, page=PAGE):
             docs = [d for _, d in page if doc_matches(d, normalized)]
             if not docs:
                 continue
             if include_embeddings:
-                vecs = store.vectors(agent.scope, agent.info, [d["interaction_id"] for d in docs])
+                vecs = store.vectors(scope, info, [d["interaction_id"] for d in docs])
                 docs = [{**d, "embedding": vecs.get(d["interaction_id"])} for d in docs]
             for d in docs:
                 out.write(("," if total else "") + json.dumps(d, ensure_ascii=False) + "\n")
                 total += 1
         out.write(f'], "total_interactions": {total}}}\n')
-    logger.info("exported %d interactions of agent %s", total, agent.agent_id)
+    logger.info("exported %d interactions of agent %s", total, scope.agent_id)
     return total
 
 

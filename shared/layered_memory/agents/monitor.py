@@ -26,7 +26,7 @@ import math
 import threading
 from collections.abc import AsyncIterator, Callable
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, Union
 
 from .._async import async_twins
 from ..errors import InvalidInputError, LayeredMemoryError
@@ -34,10 +34,34 @@ from ..models import parse_time, utcnow
 from .models import AgentEvent, AgentScope
 
 if TYPE_CHECKING:
-    from ..engine import LayeredMemory
-    from .api import Agents
+    from .store import AgentStore
 
 logger = logging.getLogger(__name__)
+
+
+class AgentSpace(Protocol):
+    """What the monitor uses of ``mem.agents`` (``agents.api.Agents``): its tenant, bound user, store, agents."""
+
+    @property
+    def tenant(self) -> str: ...
+
+    @property
+    def bound_user(self) -> str | None: ...
+
+    @property
+    def store(self) -> AgentStore: ...
+
+    def get(self, user_id: str, agent_name: str) -> Any: ...
+
+
+class HasAgents(Protocol):
+    """An engine handle (``LayeredMemory``): the monitor takes its ``agents`` facet."""
+
+    @property
+    def agents(self) -> AgentSpace: ...
+
+
+Watched = Union[AgentSpace, HasAgents]
 
 DEFAULT_INTERVAL = timedelta(hours=24)
 DEFAULT_ACTIVE_WITHIN = timedelta(days=30)
@@ -103,12 +127,12 @@ class AgentSizeMonitor:
     _ASYNC = ("check_once",)
 
     def __init__(
-        self, agents: Agents | LayeredMemory, *, interval: timedelta | float = DEFAULT_INTERVAL, warn_ratio: float = DEFAULT_WARN_RATIO,
+        self, agents: Watched, *, interval: timedelta | float = DEFAULT_INTERVAL, warn_ratio: float = DEFAULT_WARN_RATIO,
         prune_ratio: float = DEFAULT_PRUNE_RATIO, active_within: timedelta | None = DEFAULT_ACTIVE_WITHIN,
         optimize: bool = True,
     ) -> None:
         # ``mem.agents.monitor()`` passes the facet; ``AgentSizeMonitor(mem)`` the engine handle, whose facet it takes
-        self._agents: Agents = getattr(agents, "agents", agents)
+        self._agents: AgentSpace = getattr(agents, "agents", agents)
         self.interval = _seconds("interval", interval)
         if not 0 < warn_ratio <= 1:
             raise InvalidInputError("warn_ratio", warn_ratio, "must be in (0, 1]", "e.g. 0.8")

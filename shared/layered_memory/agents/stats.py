@@ -16,7 +16,8 @@ from ..models import INTERACTION_TYPES, iso, parse_time, utcnow
 from .store import key_range
 
 if TYPE_CHECKING:
-    from .api import Agent
+    from .models import AgentInfo, AgentScope
+    from .store import AgentStore
 
 logger = logging.getLogger(__name__)
 
@@ -29,7 +30,7 @@ def _pct(part: int, whole: int) -> float | None:
 
 
 def agent_stats(
-    agent: Agent, *, period_days: int | None = None, since: datetime | str | None = None,
+    store: AgentStore, scope: AgentScope, info: AgentInfo, *, period_days: int | None = None, since: datetime | str | None = None,
     until: datetime | str | None = None, granularity: str = "day",
 ) -> dict[str, Any]:
     """The statistics dict.
@@ -47,27 +48,25 @@ def agent_stats(
     """
     if granularity not in GRANULARITIES:
         raise InvalidInputError("granularity", granularity, f"must be one of {', '.join(GRANULARITIES)}", "use 'day' or 'week'")
-    store = agent._store
-    info = agent.info
-    total = agent.count()
-    successes = agent.count({"success": True}) if total else 0
-    by_type = {t: (agent.count({"interaction_type": t}) if total else 0) for t in INTERACTION_TYPES}
+    total = store.count(scope, info, None)
+    successes = store.count(scope, info, {"success": True}) if total else 0
+    by_type = {t: (store.count(scope, info, {"interaction_type": t}) if total else 0) for t in INTERACTION_TYPES}
     size = store.index.size_bytes(info.collection)
     estimated = info.collection_mode == "shared"
     if estimated:  # the shared collection's bytes, apportioned by point count
         everything = store.index.count(info.collection)
         size = int(size * total / everything) if everything else 0
     out: dict[str, Any] = {
-        "agent_id": agent.agent_id,
-        "user_id": agent.user_id,
-        "agent_name": agent.agent_name,
+        "agent_id": scope.agent_id,
+        "user_id": scope.user_id,
+        "agent_name": scope.agent_name,
         "collection": info.collection,
         "collection_mode": info.collection_mode,
         "total_vectors": total,
         "collection_size_mb": round(size / 1_048_576, 3),
         "collection_size_estimated": estimated,
-        "oldest_interaction": store.oldest(agent.scope),
-        "newest_interaction": store.newest(agent.scope),
+        "oldest_interaction": store.oldest(scope),
+        "newest_interaction": store.newest(scope),
         "by_type": by_type,
         "success_rate": _pct(successes, total),
         "failed": total - successes,
@@ -77,7 +76,7 @@ def agent_stats(
     if period_days is not None or since is not None or until is not None:
         start, end = _period(period_days, since, until, out["oldest_interaction"])
         out["period"] = {"from": iso(start), "to": iso(end), "granularity": granularity}
-        out["timeline"] = timeline(agent, start, end, granularity)
+        out["timeline"] = timeline(store, scope, start, end, granularity)
     return out
 
 
@@ -107,7 +106,7 @@ def _bucket(day: date, granularity: str) -> date:
     return day - timedelta(days=day.weekday()) if granularity == "week" else day
 
 
-def timeline(agent: Agent, start: datetime, end: datetime, granularity: str) -> list[dict[str, Any]]:
+def timeline(store: AgentStore, scope: AgentScope, start: datetime, end: datetime, granularity: str) -> list[dict[str, Any]]:
     """Aggregates per bucket over ``start <= timestamp <= end``, from one key range of the RecordStore."""
     step = timedelta(days=7 if granularity == "week" else 1)
     buckets: dict[date, dict[str, Any]] = {}
@@ -117,7 +116,7 @@ def timeline(agent: Agent, start: datetime, end: datetime, granularity: str) -> 
         buckets[day] = {"start": day.isoformat(), "total": 0, "success": 0, "failed": 0, "by_type": dict.fromkeys(INTERACTION_TYPES, 0)}
         day += step
     after, stop = key_range({"timestamp_from": iso(start), "timestamp_to": iso(end)})
-    for page in agent._store.iter_docs(agent.scope, after=after, stop=stop):
+    for page in store.iter_docs(scope, after=after, stop=stop):
         for _, doc in page:
             ts = parse_time("timestamp", doc["timestamp"])
             if ts < start or ts > end:

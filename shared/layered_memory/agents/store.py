@@ -41,7 +41,7 @@ from ..config import RetrievalSettings
 from ..index.background import BackgroundIndexer
 from ..index.collection import Entry, IndexedCollection
 from ..index.outbox import PENDING, Target, mark, write_sparse
-from ..index.filters import Eq, FilterSpec
+from ..filterspec import Eq, FilterSpec
 from ..retrieval.plan import build_filter
 from ..stores.base import RecordStore, VectorIndex, VectorPoint
 from .models import POINT_KIND, AgentInfo, AgentScope, Interaction, ts_key

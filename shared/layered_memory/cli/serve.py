@@ -11,9 +11,10 @@ from typing import Any
 import click
 
 from ..config import LayeredMemorySettings
+from ..errors import install_hint
 from ._base import check_env, open_memory, record_file, settings_of
 
-EXTRA_HINT = 'this command needs the serve extra: pip install "layered-memory[serve]"'
+EXTRA_HINT = f"this command needs the serve extra: {install_hint('serve')}"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 

@@ -32,7 +32,7 @@ from .window import session_window, visible_scope
 
 if TYPE_CHECKING:
     from ..models import Message
-    from ..runtime import Runtime
+    from ..kernel import Kernel
 
 LayeredMemory = Any  # the facade handle (engine.LayeredMemory) the call came through: its public methods only
 
@@ -53,7 +53,7 @@ def _queries(handle: LayeredMemory, user_id: str, query: str | None, window: Seq
     return [t[:limit] for t in texts if t and t.strip()]
 
 
-def recall(core: Runtime, handle: LayeredMemory, user_id: str, session_id: str, texts: list[str], window: Sequence[Message],
+def recall(core: Kernel, handle: LayeredMemory, user_id: str, session_id: str, texts: list[str], window: Sequence[Message],
            with_docs: bool, budget: int) -> list[Candidate]:
     """Every candidate the tiers offer for ``texts`` (the first is the question), scored for relevance."""
     tenant = handle.tenant_id
@@ -78,7 +78,7 @@ def recall(core: Runtime, handle: LayeredMemory, user_id: str, session_id: str, 
     return cands
 
 
-def _dense(core: Runtime, ids: list[str], query_vectors: list[Any]) -> dict[str, float]:
+def _dense(core: Kernel, ids: list[str], query_vectors: list[Any]) -> dict[str, float]:
     """Calibrated cosines of the recalled points and the closest query: per query vector, the mean of the
     cosines of a point's two vectors (its own text, its context; the search's dense side), computed by
     the index over those points only (one batch; no vector leaves it)."""
@@ -86,7 +86,7 @@ def _dense(core: Runtime, ids: list[str], query_vectors: list[Any]) -> dict[str,
         return {}
     from .._lazy import qdrant_models as models
     from ..stores.base import IndexQuery
-    from ..topics.threading import TOPICAL_LEVEL, embedder_calibration
+    from ..topics.threader import TOPICAL_LEVEL, embedder_calibration
 
     t = core.settings.topics
     floor, topical = embedder_calibration(core.embedder)
@@ -107,7 +107,7 @@ def _dense(core: Runtime, ids: list[str], query_vectors: list[Any]) -> dict[str,
 
 
 def build_context(
-    core: Runtime, handle: LayeredMemory, user_id: str, session_id: str, query: str | None, include_vector: bool, max_tokens: int | None,
+    core: Kernel, handle: LayeredMemory, user_id: str, session_id: str, query: str | None, include_vector: bool, max_tokens: int | None,
     *, task_id: str | None = None, with_docs: bool = False,
 ) -> Context:
     """The context of ``user_id``'s session ``session_id`` (arguments already checked)."""

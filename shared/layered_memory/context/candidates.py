@@ -34,7 +34,7 @@ from .window import session_after
 if TYPE_CHECKING:
     from ..index import Scope
     from ..retrieval.plan import SearchPlan
-    from ..runtime import Runtime
+    from ..kernel import Kernel
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ def _when(value: Any) -> datetime | None:
         return None
 
 
-def read_your_writes(core: Runtime, tenant: str, plan: SearchPlan, limit: int) -> int:
+def read_your_writes(core: Kernel, tenant: str, plan: SearchPlan, limit: int) -> int:
     """Index now the messages this process wrote, the writer has not embedded yet and ``plan`` would find
     (its scope and filters), newest first, at most ``limit``. Returns how many were indexed."""
     bg = core.background
@@ -73,7 +73,7 @@ def read_your_writes(core: Runtime, tenant: str, plan: SearchPlan, limit: int) -
 
 
 def message_candidates(
-    core: Runtime, view: Scope, session_id: str, hits: Sequence[Any], window_keys: set[str], *, query_terms: frozenset[str] = frozenset(),
+    core: Kernel, view: Scope, session_id: str, hits: Sequence[Any], window_keys: set[str], *, query_terms: frozenset[str] = frozenset(),
 ) -> list[Candidate]:
     """The search hits as candidates (valued by rank) and the turn that follows each of the best
     ``NEIGHBOUR_HITS`` hits. A low-content turn ("Noted.", "ok", "好的": fewer than ``topics.min_terms``
@@ -123,7 +123,7 @@ def _speaker(m: Message) -> str:
     return speaker_name(m.role, m.user_name, m.user_id)
 
 
-def topic_candidates(core: Runtime, view: Scope, text: str, vector: Any) -> list[Candidate]:
+def topic_candidates(core: Kernel, view: Scope, text: str, vector: Any) -> list[Candidate]:
     """The topic summaries closest to the query that ``view``'s user sees (the topics they took part in
     and those of their member chats; the mid tier). A stale summary (it quotes an edited or deleted
     message until it is rewritten) is left out."""
@@ -143,7 +143,7 @@ def topic_candidates(core: Runtime, view: Scope, text: str, vector: Any) -> list
     return as_candidates(items, "memory", "topic", TOPIC_SHARE, partial(terms_of, core.analyzer), ids)
 
 
-def fact_candidates(core: Runtime, scope: Any, user_id: str, text: str, vector: Any) -> list[Candidate]:
+def fact_candidates(core: Kernel, scope: Any, user_id: str, text: str, vector: Any) -> list[Candidate]:
     """The long tier: the user's profile and the entities (with their relations) closest to the query."""
     from ..knowledge.api import Knowledge
     from ..knowledge.stale import unsupported
@@ -181,7 +181,7 @@ def fact_candidates(core: Runtime, scope: Any, user_id: str, text: str, vector: 
         return []
 
 
-def document_candidates(core: Runtime, docs: Any, query: str) -> list[Candidate]:
+def document_candidates(core: Kernel, docs: Any, query: str) -> list[Candidate]:
     """The best ``documents.context_k`` document chunks the user may see, each with its citation; nothing
     when the search fails (the context never breaks)."""
     if not query.strip():

@@ -24,7 +24,7 @@ how often a candidate holds evidence) and rounded; they are not tuned to one dat
 
 **Relevance** is absolute, so it can say "nothing here is about the question": the larger of the
 embedder's cosine between the query and the candidate, rescaled by the embedder's two anchors
-(unrelated texts -> 0, same-topic texts -> 0.8: ``topics.threading.embedder_calibration``), and the
+(unrelated texts -> 0, same-topic texts -> 0.8: ``topics.threader.embedder_calibration``), and the
 IDF-weighted share of the query's terms the candidate contains (IDF over the candidate pool). A
 candidate under ``context.relevance_floor`` is noise and is dropped: an empty block beats a wrong one.
 A neighbour inherits its hit's relevance (it is shown as the hit's context); the user's profile is
@@ -125,7 +125,7 @@ def lexical_relevance(query_terms: set[str], terms: frozenset[str], idf: dict[st
 
 def rescaled(cosines: dict[str, float], floor: float, topical: float, level: float = 0.8) -> dict[str, float]:
     """Cosines rescaled so ``floor`` -> 0 and ``topical`` -> ``level``, clipped to [0, 1] (the embedder's
-    anchors: ``topics.threading.embedder_calibration``)."""
+    anchors: ``topics.threader.embedder_calibration``)."""
     span = max(topical - floor, 1e-6)
     return {k: min(1.0, max(0.0, level * (c - floor) / span)) for k, c in cosines.items()}
 

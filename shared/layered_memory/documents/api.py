@@ -28,17 +28,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInputError
-from ..index.filters import Condition, Eq
+from ..filterspec import Condition, Eq
 from ..models import SearchResult, check_json, iso, utcnow
 from ..progress import report
-from .chunk import Chunk, chunk_sections
+from .prose import Chunk, chunk_sections
 from .parse import Loaded, load, parse
 from .results import check_k, check_query, check_route, citation, result
 from .store import DOC_KIND, SOURCES, NewChunk, SourceStore
 
 if TYPE_CHECKING:
     from ..index import Scope
-    from ..runtime import Runtime
+    from ..kernel import Kernel
     from .repo import RepoIndexReport
 
 CHUNKER_VERSION = "1"  # part of a document's version: a chunker change re-indexes unchanged files
@@ -80,7 +80,7 @@ def check_metadata(metadata: object) -> dict[str, Any]:
 class Documents:
     """Documents and repositories of one handle's space (see the module docstring)."""
 
-    def __init__(self, core: Runtime, scope: Scope) -> None:
+    def __init__(self, core: Kernel, scope: Scope) -> None:
         self.store = SourceStore(core, scope)
         self.settings = core.settings.documents
 

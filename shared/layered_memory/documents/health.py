@@ -1,6 +1,6 @@
-"""The doctor's part for documents and repositories: records against points, per tenant.
+"""The documents kind (``kinds.Kind``): document and repository chunks against their points, per tenant.
 
-    check_documents(core, "acme", repair=False)
+    DocumentKind(core).check("acme", repair=False)     # check_documents(core, "acme", repair=False)
     # {"records": 120, "points": 118, "missing": 2, "orphans": 0, "stale": 0, "pending": 0,
     #  "documents": 9, "repo_files": 31, "collections": 2, "repos": 1}
 
@@ -15,28 +15,31 @@ runs): idempotent, nothing re-embedded that has a point.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from ..index import Scope
 from ..index.points import point_id, scope_filter
 from ..indexing import OUTBOX, scroll_all
-from ..stores.base import iter_docs
-from .store import CHUNKS, CODE_KIND, DOC_KIND, REPOS, SOURCES, SourceStore
+from ..kinds import BaseKind
+from ..stores.base import RecordStore, iter_docs
+from .store import CHUNKS, CODE_KIND, DOC_KIND, REPOS, SOURCES, VECTORS, SourceStore
 
 if TYPE_CHECKING:
-    from ..runtime import Runtime
+    from ..config import LayeredMemorySettings
+    from ..kernel import Kernel
 
 PAGE = 1000
 
 
-def _store(core: Runtime, tenant: str, key: str) -> SourceStore:
+def _store(core: Kernel, tenant: str, key: str) -> SourceStore:
     token = key.split("!", 1)[0]
     scope = Scope(tenant)
     return SourceStore(core, scope if token == "*" else scope.narrow(unquote(token)))
 
 
-def check_documents(core: Runtime, tenant: str, repair: bool = False) -> dict[str, int]:
+def check_documents(core: Kernel, tenant: str, repair: bool = False) -> dict[str, int]:
     """Counts (see the module docstring); with ``repair`` the drift is repaired."""
     records = core.records
     sources = {k: d for k, d in iter_docs(records, tenant, SOURCES, page=PAGE)}
@@ -60,7 +63,7 @@ def check_documents(core: Runtime, tenant: str, repair: bool = False) -> dict[st
         "collections": len({d.get("collection") for d in sources.values() if d.get("kind", DOC_KIND) == DOC_KIND}),
         "repos": records.count_docs(tenant, REPOS),
     }
-    coll = core.settings.qdrant.collection_prefix + "documents"
+    coll = core.settings.qdrant.collection_prefix + VECTORS
     actual: set[str] = set()
     if core.index is not None and core.index.has_collection(coll):
         for kind in (DOC_KIND, CODE_KIND):
@@ -79,9 +82,9 @@ def check_documents(core: Runtime, tenant: str, repair: bool = False) -> dict[st
     return out
 
 
-def counts_differ(core: Runtime, tenant: str) -> bool:
+def counts_differ(core: Kernel, tenant: str) -> bool:
     """The cheap check at open: chunk records against points (two counts)."""
-    coll = core.settings.qdrant.collection_prefix + "documents"
+    coll = core.settings.qdrant.collection_prefix + VECTORS
     n_records = core.records.count_docs(tenant, CHUNKS)
     if core.index is None or not core.index.has_collection(coll):
         return False if core.index is None else n_records > 0
@@ -89,4 +92,35 @@ def counts_differ(core: Runtime, tenant: str) -> bool:
     return n_points != n_records
 
 
-__all__ = ["check_documents", "counts_differ"]
+class DocumentKind(BaseKind):
+    """Chunks are written by ``mem.documents`` itself (no writer outbox); its ``pending`` counts
+    interrupted writes (intents ``doc``), which the drain finishes (``SourceStore.repair``)."""
+
+    name = "documents"
+    intents = ("doc",)
+
+    @classmethod
+    def collections(cls, records: RecordStore, settings: LayeredMemorySettings) -> set[str]:
+        return {settings.qdrant.collection_prefix + VECTORS}
+
+    def drain(self, tenant: str, intent: Mapping[str, Any]) -> None:
+        owner, scope = intent.get("owner"), Scope(tenant)
+        SourceStore(self.core, scope.narrow(owner) if owner else scope).repair(intent["skey"])
+
+    def check(self, tenant: str, repair: bool) -> dict[str, int]:
+        return check_documents(self.core, tenant, repair)
+
+    def at_open(self, tenant: str, repair: bool) -> dict[str, int] | None:
+        if counts_differ(self.core, tenant):
+            part = check_documents(self.core, tenant, repair)
+            if self.drifted(part):
+                return part
+        return None
+
+    def reindex(self, tenant: str) -> int:
+        if not self.core.records.count_docs(tenant, CHUNKS):
+            return 0
+        return SourceStore(self.core, Scope(tenant)).reindex()
+
+
+__all__ = ["DocumentKind", "check_documents", "counts_differ"]

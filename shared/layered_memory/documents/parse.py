@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any
 
-from ..errors import ConfigurationError, InvalidInputError
+from ..errors import ConfigurationError, InvalidInputError, install_hint
 
 SUFFIXES = {
     ".md": "markdown", ".markdown": "markdown", ".mdown": "markdown", ".mkd": "markdown", ".mdx": "markdown",
@@ -346,7 +346,7 @@ def _bs4() -> Any:
     try:
         from bs4 import BeautifulSoup
     except ImportError as exc:  # pragma: no cover - the extra is installed in development
-        raise ConfigurationError("HTML documents need BeautifulSoup: pip install 'layered-memory[documents]'") from exc
+        raise ConfigurationError(f"HTML documents need BeautifulSoup: {install_hint('documents')}") from exc
     return BeautifulSoup
 
 
@@ -401,7 +401,7 @@ def _pdf(data: bytes, label: str, hint: str) -> Parsed:
         from pypdf import PdfReader
         from pypdf.errors import PdfReadError
     except ImportError as exc:  # pragma: no cover
-        raise ConfigurationError("PDF documents need pypdf: pip install 'layered-memory[documents]'") from exc
+        raise ConfigurationError(f"PDF documents need pypdf: {install_hint('documents')}") from exc
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted:

@@ -9,7 +9,7 @@ relative to the repository root; ``*`` crosses ``/``). Each file's version is it
 index's for clean files, the hash of the working-tree bytes for modified ones (``git ls-files -m``),
 so a re-index embeds only the files whose content changed and deletes the chunks of files gone.
 Binary files (NUL bytes or not UTF-8) and files over ``documents.max_file_bytes`` are skipped and
-counted. Code is chunked by ``documents.code`` (tree-sitter / ``ast``), Markdown by headings, other
+counted. Code is chunked by ``documents.syntax`` (tree-sitter / ``ast``), Markdown by headings, other
 text by blocks; every chunk carries repo, path, language, symbol, symbol kind and line range, and
 cites ``path:start-end``. Each file is written atomically (``SourceStore.replace``); an interrupted
 run leaves the files done indexed and the rest for the next run.
@@ -28,17 +28,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInputError
-from ..index.filters import Condition, Eq
+from ..filterspec import Condition, Eq
 from ..models import SearchResult, iso, utcnow
 from ..progress import report as report_progress
 from .results import check_k, check_query, check_route, result
-from .chunk import Chunk, chunk_sections
-from .code import chunk_code, language_of, parser_name
+from .prose import Chunk, chunk_sections
+from .syntax import chunk_code, language_of, parser_name
 from .parse import Section, _paragraph_blocks, decode, is_binary, markdown_sections
 from .store import CODE_KIND, REPOS, SOURCES, NewChunk
 
 if TYPE_CHECKING:
-    from .api import Documents
+    from .store import DocumentSpace
 
 _BINARY_SUFFIXES = frozenset(
     ".png .jpg .jpeg .gif .bmp .ico .webp .pdf .zip .gz .tgz .bz2 .xz .7z .jar .whl .so .dll .dylib .exe .bin .o .a "
@@ -121,7 +121,7 @@ def _tracked(root: str, sub: str) -> dict[str, str]:
 
 
 def index_repo(
-    docs: Documents, path: object, *, include: object = None, exclude: object = None, name: object = None,
+    docs: DocumentSpace, path: object, *, include: object = None, exclude: object = None, name: object = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> RepoIndexReport:
     t0 = time.perf_counter()
@@ -230,7 +230,7 @@ def _payload(repo: str, rel: str, language: str, blob: str, c: Chunk) -> dict[st
 
 
 def search_repos(
-    docs: Documents, query: object, *, repo: object = None, path: object = None, language: object = None, k: object = 10,
+    docs: DocumentSpace, query: object, *, repo: object = None, path: object = None, language: object = None, k: object = 10,
     route: object = "hybrid",
 ) -> SearchResult:
     t0 = time.perf_counter()
@@ -247,7 +247,7 @@ def search_repos(
     return result(docs.store, q, found, t0)
 
 
-def list_repos(docs: Documents) -> list[dict[str, Any]]:
+def list_repos(docs: DocumentSpace) -> list[dict[str, Any]]:
     store = docs.store
     out = []
     for _, d in store.scan(REPOS, f"{store.token}!"):
@@ -256,7 +256,7 @@ def list_repos(docs: Documents) -> list[dict[str, Any]]:
     return out
 
 
-def delete_repo(docs: Documents, name: object) -> int:
+def delete_repo(docs: DocumentSpace, name: object) -> int:
     if not isinstance(name, str) or not name:
         raise InvalidInputError("name", name, "must be a repository name", "see list_repos()")
     store = docs.store

@@ -30,19 +30,20 @@ import logging
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
 
 from ..index.collection import Entry, Found, IndexedCollection
-from ..index.filters import Condition, Eq, FilterSpec
+from ..filterspec import Condition, Eq, FilterSpec
 from ..index.points import point_id
 from ..stores.base import iter_docs
 from ..indexing import drop_intent, put_intent
 from ..stores.base import IndexHit
 
 if TYPE_CHECKING:
+    from ..config import DocumentSettings
     from ..index import Scope
-    from ..runtime import Runtime
+    from ..kernel import Kernel
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +59,14 @@ PAGE = 500
 
 def enc(label: str) -> str:
     return quote(label, safe="")
+
+
+class DocumentSpace(Protocol):
+    """What the parts of ``mem.documents`` (``repo``, ``texts``) use of it (``api.Documents``): one space's
+    store and the documents settings."""
+
+    store: SourceStore
+    settings: DocumentSettings
 
 
 @dataclass(slots=True)
@@ -80,7 +89,7 @@ class Replaced:
 class SourceStore:
     """The sources of one handle's space (the tenant's, or a bound user's)."""
 
-    def __init__(self, core: Runtime, scope: Scope) -> None:
+    def __init__(self, core: Kernel, scope: Scope) -> None:
         self.runtime = core
         self.tenant = scope.tenant
         self.owner = scope.bound_user

@@ -29,13 +29,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CapabilityError, InvalidInputError
-from ..index.filters import Condition, Eq
+from ..filterspec import Condition, Eq
 from ..models import check_json, iso, utcnow
 from .results import check_k, check_query, citation
 from .store import CHUNKS, DOC_KIND, SHARED, SOURCES, NewChunk
 
 if TYPE_CHECKING:
-    from .api import Documents
+    from .store import DocumentSpace
 
 
 LIST_KEYS = "list_keys"  # payload: the metadata keys whose value is a list (scalars_only leaves them out)
@@ -60,7 +60,7 @@ def _where(where: object) -> list[Condition]:
 class Texts:
     """One collection of caller-identified texts in a handle's space."""
 
-    def __init__(self, docs: Documents, collection: str) -> None:
+    def __init__(self, docs: DocumentSpace, collection: str) -> None:
         self._docs = docs
         self.store = docs.store
         self.collection = collection

@@ -6,7 +6,7 @@ Qdrant ``Filter`` and to the in-process predicate of the core mode (no vector in
 every point and builds message payloads; ``collection.IndexedCollection`` upserts, queries and deletes.
 """
 
-from .filters import Eq, FilterSpec, HasId, IsEmpty, Range
+from ..filterspec import Eq, FilterSpec, HasId, IsEmpty, Range
 from .scope import Scope, check_user_id
 
 __all__ = ["Eq", "FilterSpec", "HasId", "IsEmpty", "Range", "Scope", "check_user_id"]

@@ -27,7 +27,7 @@ from ..retrieval.analyzer import Analyzer
 from ..retrieval.bm25 import BM25Encoder, BM25Scorer
 from ..retrieval.rerank import SIGNAL_KEYS, SecondStage, has_signals, verbatim
 from ..stores.base import IndexHit, IndexQuery, SparseVector, VectorIndex, VectorPoint
-from .filters import FilterSpec
+from ..filterspec import FilterSpec
 
 logger = logging.getLogger(__name__)
 

@@ -30,7 +30,7 @@ from typing import Any
 
 from ..errors import InvalidInputError
 from ..models import check_id
-from .filters import AnyOf, Condition, Eq, FilterSpec, IsEmpty
+from ..filterspec import AnyOf, Condition, Eq, FilterSpec, IsEmpty
 
 #: the kinds a chat member sees across authors (other kinds stay their owner's)
 CHAT_KINDS = ("message", "topic_summary")

@@ -15,13 +15,13 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .._async import async_twins
 from ..errors import InvalidInputError, NotFoundError
 from ..models import Message, check_id, iso, utcnow
 from ..index.collection import Entry, IndexedCollection
-from ..index.filters import Eq, FilterSpec
+from ..filterspec import Eq, FilterSpec
 from ..index.points import point_id
 from ..topics.store import TopicStore
 from .extract import ENTITY_TYPES, build_profile, extract_entities, extract_relations
@@ -30,7 +30,7 @@ from .stale import KG_STATE, REEXTRACT, reextract_batch, unsupported
 
 if TYPE_CHECKING:
     from ..index import Scope
-    from ..runtime import Runtime
+    from ..kernel import Kernel
     from ..topics.api import TopicRuntime
 
 logger = logging.getLogger(__name__)
@@ -46,12 +46,16 @@ ENTITY_KIND = "entity"
 class KnowledgeRuntime:
     """Per-engine state of the long-term tier; fed by the topic tier's summaries (``on_summary``)."""
 
-    def __init__(self, core: Runtime, topics: TopicRuntime) -> None:
+    def __init__(self, core: Kernel, topics: TopicRuntime) -> None:
         self.core = core
         self.topics = topics  # the TopicRuntime: shares its model caller
         self.lock = threading.RLock()
         self.profile_cache: dict[tuple[str, str], tuple[float, dict[str, Any] | None]] = {}
         self.entities_checked: set[str] = set()
+
+    def forget_profile(self, tenant: str, user_id: str) -> None:
+        """Drop the cached profile of a user (a fact it was built from changed)."""
+        self.profile_cache.pop((tenant, user_id), None)
 
     def on_summary(self, tenant: str, doc: dict[str, Any]) -> None:
         """Queue an extraction job for the summarized topic (only with a chat model)."""
@@ -193,11 +197,11 @@ class Knowledge:
 
     _ASYNC = ("process", "extract", "search_entities", "get_profile", "query_graph", "relations", "list_facts", "delete_fact")
 
-    def __init__(self, core: Runtime, scope: Scope) -> None:
+    def __init__(self, core: Kernel, scope: Scope) -> None:
         self.core = core
         self.scope = scope
         self.tenant = scope.tenant
-        self.rt = core.knowledge
+        self.rt = cast("KnowledgeRuntime", core.knowledge)  # the runtime builds this tier's own
         self.store = KnowledgeStore(core.records, scope.tenant)
 
     def _visible(self, doc: dict[str, Any] | None) -> bool:

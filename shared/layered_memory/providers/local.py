@@ -23,7 +23,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import ConfigurationError, InvalidInputError
+from ..errors import ConfigurationError, InvalidInputError, install_hint
 from .base import Embedder
 
 logger = logging.getLogger(__name__)
@@ -41,7 +41,7 @@ __all__ = [
 #: Change it here only.
 DEFAULT_LOCAL_EMBEDDER = "e5"
 
-_EXTRA_HINT = "pip install 'layered-memory[local-embeddings]'"
+_EXTRA_HINT = install_hint("local-embeddings")
 
 
 def _check_texts(texts: Sequence[str], op: str) -> list[str]:

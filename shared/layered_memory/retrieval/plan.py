@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InvalidInputError
-from ..index.filters import Eq, FilterSpec, Range
+from ..filterspec import Eq, FilterSpec, Range
 from ..models import INTERACTION_TYPES, ROLES, iso, parse_time
 
 logger = logging.getLogger(__name__)

@@ -1,7 +1,7 @@
 """The memory as a service: ``layered-memory mcp`` (an MCP server over stdio or streamable HTTP) and
 ``layered-memory serve`` (an HTTP API with an OpenAPI document, the memory viewer and MCP at ``/mcp``).
 
-Needs the ``serve`` extra (``pip install "layered-memory[serve]"``: the ``mcp`` SDK and ``uvicorn``);
+Needs the ``serve`` extra (``pip install -e ".[serve]"`` in a clone: the ``mcp`` SDK and ``uvicorn``);
 ``import layered_memory`` never imports this package.
 
 - ``keys``: bearer keys -> tenant (+ user); ``access``: who may see which users, chats and messages;

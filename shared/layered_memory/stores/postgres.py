@@ -26,7 +26,7 @@ from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from ..config import PostgresSettings
-from ..errors import BackendError, BackendTimeout, BackendUnavailable, ConfigurationError, InvalidInputError, NotFoundError, SchemaMismatch
+from ..errors import BackendError, BackendTimeout, BackendUnavailable, ConfigurationError, InvalidInputError, NotFoundError, SchemaMismatch, install_hint
 from ..models import Message, MessageRef
 from .native import PerLoop, SyncCursor, await_only, entered, in_native
 from .postgres_schema import check_schema_name, migrate
@@ -38,7 +38,7 @@ try:
     from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 except ImportError as exc:  # pragma: no cover - depends on the install
     raise ConfigurationError(
-        f"the PostgreSQL record store needs psycopg 3 and psycopg_pool ({exc}); pip install 'layered-memory[postgres]'"
+        f"the PostgreSQL record store needs psycopg 3 and psycopg_pool ({exc}); {install_hint('postgres')}"
     ) from None
 
 logger = logging.getLogger(__name__)

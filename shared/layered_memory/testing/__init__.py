@@ -14,7 +14,7 @@
           def opener(self, tmp_path):
               return lambda: MyRecordStore(tmp_path / "db")   # a new handle on the same storage
 
-Importing the suites imports pytest (``pip install 'layered-memory[testing]'``); importing
+Importing the suites imports pytest (``pip install -e ".[testing]"`` in a clone); importing
 ``layered_memory`` never does.
 """
 

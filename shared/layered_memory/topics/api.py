@@ -20,9 +20,8 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from .._lazy import qdrant_models as models
 from ..progress import report
 
 from .._async import async_twins
@@ -40,11 +39,11 @@ from .deep_search import TopicHit, TopicSearchResult, fuse_topics, quality_brief
 from .store import TOPIC_MSGS, TopicStore, seq_key
 from .edits import rethread
 from .summaries import Summarizer, due_by_schedule
-from .threading import Threader, sweep_idle
+from .threader import Threader, message_vectors, sweep_idle
 
 if TYPE_CHECKING:
     from ..index import Scope
-    from ..runtime import Runtime
+    from ..kernel import Kernel
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +52,7 @@ __all__ = ["Topics", "TopicRuntime"]
 TOPIC_OPS = ("topic_decision", "topic_title", "segment_summary", "merge_summary", "topic_summary_evaluation")
 
 
-def _make_cache(core: Runtime) -> RecentCache | None:
+def _make_cache(core: Kernel) -> RecentCache | None:
     s = core.settings.topics
     if s.recent_cache == "none":
         return None
@@ -72,7 +71,7 @@ def _make_cache(core: Runtime) -> RecentCache | None:
 class TopicRuntime:
     """Per-engine state of the topic tier: settings, the model caller, the cache, the worker."""
 
-    def __init__(self, core: Runtime) -> None:
+    def __init__(self, core: Kernel) -> None:
         self.core = core
         self.settings = core.settings.topics
         self.cache = _make_cache(core)
@@ -127,7 +126,7 @@ class TopicRuntime:
         if not self.settings.enabled:
             return done
         with self.lock:
-            done["rethreaded"] = rethread(self, tenant)  # edited messages that no longer fit their topic: threaded again below
+            done["rethreaded"] = rethread(self.core, self.store(tenant), self.caller())  # edited messages that no longer fit their topic: threaded again below
             while True:
                 n = self.thread_batch(tenant)
                 done["threaded"] += n
@@ -168,34 +167,6 @@ class TopicRuntime:
         if self.on_summary is not None:
             self.on_summary(tenant, doc)
 
-    def _vectors(self, tenant: str, msgs: Sequence[Message]) -> dict[MessageRef, list[float]]:
-        core = self.core
-        if core.embedder is None or not msgs:
-            return {}
-        vecs: dict[MessageRef, list[float]] = {}
-        # The index's vectors can be reused only when they embed the message alone: with the
-        # "neighbour" context they also carry the previous turn, which would pull the first
-        # message of a new topic into the old one. Then the message is embedded again, here,
-        # off the write path.
-        if core.index is not None and core.indexer.context != "neighbour":
-            ids = [message_point_id(tenant, m.ref) for m in msgs]
-            try:
-                hits, _ = core.index.scroll(
-                    core.indexer.collection, filter=models.Filter(must=[models.HasIdCondition(has_id=ids)]),
-                    limit=len(ids), with_vectors=True,
-                )
-                vecs = {MessageRef(h.payload.get("chat_id"), h.payload.get("message_id")): h.dense for h in hits if h.dense}
-            except Exception as exc:
-                logger.warning("reading message vectors failed (%s); embedding again", type(exc).__name__)
-        missing = [m for m in msgs if m.ref not in vecs]
-        if missing:
-            try:
-                for m, v in zip(missing, core.embedder.embed_documents([m.content for m in missing])):
-                    vecs[m.ref] = v
-            except Exception as exc:  # thread by terms
-                logger.warning("embedder failed (%s); threading %d messages by BM25 terms", type(exc).__name__, len(missing))
-        return vecs
-
     def _threaded(self, tenant: str, msgs: Sequence[Message]) -> set[MessageRef]:
         """Messages already threaded: topic_id on the record, a membership row and the topic document."""
         with_topic = [m for m in msgs if m.topic_id]
@@ -227,7 +198,7 @@ class TopicRuntime:
         queued = [m for m in core.records.get_messages(tenant, refs) if m is not None]
         msgs = list({m.ref: m for m in [*queued, *log]}.values())
         fresh = self._unthreaded(tenant, msgs)
-        vecs = self._vectors(tenant, fresh)
+        vecs = message_vectors(core, tenant, fresh)
         th = Threader(store, core.analyzer, self.settings, self.caller(), embedder=core.embedder)
         for m in sorted(fresh, key=lambda m: m.seq or 0):
             th.thread(m, vecs.get(m.ref))
@@ -307,11 +278,11 @@ class Topics:
     _ASYNC = ("process", "get", "list", "messages", "topic_of", "recall", "summarize", "summary", "summaries", "evaluate_summary",
               "search_summaries", "quick_search", "topic_search", "close_idle")
 
-    def __init__(self, core: Runtime, scope: Scope, process: Callable[[], dict[str, int]] | None = None) -> None:
+    def __init__(self, core: Kernel, scope: Scope, process: Callable[[], dict[str, int]] | None = None) -> None:
         self.core = core
         self.scope = scope
         self.tenant = scope.tenant
-        self.rt = core.topics
+        self.rt = cast("TopicRuntime", core.topics)  # the runtime builds this tier's own
         self.store = self.rt.store(scope.tenant)
         self._process_all = process  # the engine's whole process() (the worker runs it), given by the facade
 

@@ -24,11 +24,11 @@ from ..index.points import point_id
 from ..models import Message, MessageRef
 from .store import ACTIVE, JOBS, SUMMARIES, TOPIC_MSGS, TOPICS, TopicStore, seq_key
 from .summaries import KIND
-from .threading import Threader, content_terms, rank_topics
+from .threader import Threader, content_terms, message_vectors, rank_topics
 
 if TYPE_CHECKING:
-    from ..runtime import Runtime
-    from .api import TopicRuntime
+    from ..kernel import Kernel
+    from .llm import ModelCaller
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ def _covers(topic: dict[str, Any], seq: int | None) -> bool:
     return bool(topic.get("summary_version")) and int(seq or 0) <= int(topic.get("covered_seq") or 0)
 
 
-def _mark_summary_stale(core: Runtime, store: TopicStore, topic: dict[str, Any], why: dict[str, Any]) -> None:
+def _mark_summary_stale(core: Kernel, store: TopicStore, topic: dict[str, Any], why: dict[str, Any]) -> None:
     """The topic's summary quotes a changed message: marked, queued for a rewrite, its point flagged."""
     stale = [w for w in topic.get("summary_stale") or [] if w != why] + [why]
     topic["summary_stale"] = stale[-20:]
@@ -53,7 +53,7 @@ def _mark_summary_stale(core: Runtime, store: TopicStore, topic: dict[str, Any],
             logger.debug("flagging the summary point of topic %s failed (%s)", topic["topic_id"], exc)
 
 
-def _leave(core: Runtime, store: TopicStore, topic: dict[str, Any], chat_id: str, message_id: str, seq: int | None,
+def _leave(core: Kernel, store: TopicStore, topic: dict[str, Any], chat_id: str, message_id: str, seq: int | None,
            why: dict[str, Any] | None) -> None:
     """The message leaves the topic: membership row, counter, recent ids; a topic left empty goes."""
     tid = topic["topic_id"]
@@ -70,7 +70,7 @@ def _leave(core: Runtime, store: TopicStore, topic: dict[str, Any], chat_id: str
     store.put([topic])
 
 
-def drop_topic(core: Runtime, store: TopicStore, topic: dict[str, Any]) -> None:
+def drop_topic(core: Kernel, store: TopicStore, topic: dict[str, Any]) -> None:
     """Remove a topic with no messages left: its document, active row, jobs, summary versions and point."""
     tid, tenant = topic["topic_id"], store.tenant
     versions = [k for k, _ in core.records.list_docs(tenant, SUMMARIES, prefix=f"{tid}|", limit=_ALL)]
@@ -85,7 +85,7 @@ def drop_topic(core: Runtime, store: TopicStore, topic: dict[str, Any]) -> None:
 
 
 # -- called by layered_memory.edits (under the engine's write lock) ----------------------------------------
-def on_edited(core: Runtime, tenant: str, msg: Message, why: dict[str, Any]) -> None:
+def on_edited(core: Kernel, tenant: str, msg: Message, why: dict[str, Any]) -> None:
     """A threaded message's text changed: stale summary, and a re-threading check at the next ``process()``."""
     if not core.settings.topics.enabled or not msg.topic_id:
         return  # not threaded yet: threading reads the new text
@@ -101,7 +101,7 @@ def on_edited(core: Runtime, tenant: str, msg: Message, why: dict[str, Any]) -> 
     })
 
 
-def on_deleted(core: Runtime, tenant: str, gone: dict[str, Any], why: dict[str, Any]) -> None:
+def on_deleted(core: Kernel, tenant: str, gone: dict[str, Any], why: dict[str, Any]) -> None:
     """A deleted message (``gone``: chat_id, message_id, seq, topic_id of the record) leaves its topic."""
     core.records.delete_docs(tenant, RETHREAD, [f"{seq_key(gone['seq'])}|{gone['chat_id']}|{gone['message_id']}"])
     if not gone.get("topic_id"):
@@ -113,28 +113,27 @@ def on_deleted(core: Runtime, tenant: str, gone: dict[str, Any], why: dict[str, 
 
 
 # -- process(): re-threading of edited messages ----------------------------------------------------------
-def _fits(rt: TopicRuntime, tenant: str, store: TopicStore, topic: dict[str, Any], msg: Message) -> bool:
+def _fits(core: Kernel, store: TopicStore, caller: ModelCaller, topic: dict[str, Any], msg: Message) -> bool:
     """Whether an edited message still belongs to its topic (see the module docstring)."""
-    s = rt.settings
+    s, tenant = core.settings.topics, store.tenant
     if msg.reply_ref is not None:
-        parent = rt.core.records.get_messages(tenant, [msg.reply_ref])[0]
+        parent = core.records.get_messages(tenant, [msg.reply_ref])[0]
         if parent is not None and parent.topic_id == topic["topic_id"]:
             return True  # the reply chain decides, whatever the words
-    terms = rt.core.analyzer.terms(msg.content)
+    terms = core.analyzer.terms(msg.content)
     if content_terms(terms) < s.min_terms:
         return True
-    th = Threader(store, rt.core.analyzer, s, rt.caller(), embedder=rt.core.embedder)  # its similarity calibration
-    vector = rt._vectors(tenant, [msg]).get(msg.ref)
+    th = Threader(store, core.analyzer, s, caller, embedder=core.embedder)  # its similarity calibration
+    vector = message_vectors(core, tenant, [msg]).get(msg.ref)
     ranked = rank_topics([topic], vector=vector, terms=terms, floor=th.floor, topical=th.topical, latest_id=None,
                          gap_seconds=None, settings=s)
     return ranked[0][1] > s.ambiguous_threshold
 
 
-def rethread(rt: TopicRuntime, tenant: str) -> int:
-    """Check every queued edited message against its topic; a message that no longer fits leaves it and is
-    queued for threading (``thread_batch`` places it). Returns how many left their topic."""
-    core = rt.core
-    store = rt.store(tenant)
+def rethread(core: Kernel, store: TopicStore, caller: ModelCaller) -> int:
+    """Check every queued edited message of the store's tenant against its topic; a message that no longer
+    fits leaves it and is queued for threading (``thread_batch`` places it). Returns how many left their topic."""
+    tenant = store.tenant
     moved = 0
     while rows := core.records.list_docs(tenant, RETHREAD, limit=100):
         for key, mark in rows:
@@ -142,7 +141,7 @@ def rethread(rt: TopicRuntime, tenant: str) -> int:
             msg = core.records.get_messages(tenant, [ref])[0]
             old = store.get([mark["topic_id"]])[0]
             # decided outside the write lock (it may embed the message)
-            fits = msg is None or old is None or msg.topic_id != old["topic_id"] or _fits(rt, tenant, store, old, msg)
+            fits = msg is None or old is None or msg.topic_id != old["topic_id"] or _fits(core, store, caller, old, msg)
             with core.write_lock:
                 if core.records.get_messages(tenant, [ref])[0] != msg:
                     continue  # edited or threaded meanwhile: decided again (the marker is still there)

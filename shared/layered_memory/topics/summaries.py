@@ -36,12 +36,12 @@ from ..retrieval.analyzer import Analyzer
 from ..index.background import BackgroundIndexer
 from ..index.collection import Entry, IndexedCollection
 from ..index.outbox import Target, mark, write_sparse
-from ..index.filters import Eq, FilterSpec
+from ..filterspec import Eq, FilterSpec
 from ..index.scope import member_condition
 from ..session_summaries import extractive_summary
 from .llm import ModelCaller
 from .store import TopicStore
-from .threading import surface_keywords
+from .threader import surface_keywords
 
 logger = logging.getLogger(__name__)
 

@@ -26,7 +26,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from .chunk import Chunk, pack_lines
+from ..errors import install_hint
+from .prose import Chunk, pack_lines
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +98,7 @@ def _parser(language: str) -> Any:
         grammar = importlib.import_module(spec[0])
         return tree_sitter.Parser(tree_sitter.Language(getattr(grammar, spec[1])()))
     except Exception as exc:  # ImportError, or an ABI mismatch between tree-sitter and the grammar
-        logger.info("tree-sitter for %s unavailable (%s); pip install 'layered-memory[code]'", language, type(exc).__name__)
+        logger.info("tree-sitter for %s unavailable (%s); %s", language, type(exc).__name__, install_hint("code"))
         return None
 
 

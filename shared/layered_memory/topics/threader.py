@@ -31,15 +31,20 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._lazy import qdrant_models as models
 from ..config import TopicSettings
+from ..index.points import message_point_id
 from ..models import Message, MessageRef, iso, parse_time
 from ..retrieval.analyzer import Analyzer
 from .llm import ModelCaller
 from .store import TopicStore
+
+if TYPE_CHECKING:
+    from ..kernel import Kernel
 
 logger = logging.getLogger(__name__)
 
@@ -412,6 +417,35 @@ class Threader:
         self.store.add_members(self.members)
         self.store.put_chat_state(self.chats)
         self.store.add_jobs(self.jobs)
+
+
+def message_vectors(core: Kernel, tenant: str, msgs: Sequence[Message]) -> dict[MessageRef, list[float]]:
+    """The vectors messages are threaded by: the index's when they embed the message alone, else embedded
+    here (off the write path); none without an embedder or when it fails (threading by terms)."""
+    if core.embedder is None or not msgs:
+        return {}
+    vecs: dict[MessageRef, list[float]] = {}
+    # The index's vectors can be reused only when they embed the message alone: with the
+    # "neighbour" context they also carry the previous turn, which would pull the first
+    # message of a new topic into the old one. Then the message is embedded again, here.
+    if core.index is not None and core.indexer.context != "neighbour":
+        ids = [message_point_id(tenant, m.ref) for m in msgs]
+        try:
+            hits, _ = core.index.scroll(
+                core.indexer.collection, filter=models.Filter(must=[models.HasIdCondition(has_id=ids)]),
+                limit=len(ids), with_vectors=True,
+            )
+            vecs = {MessageRef(h.payload.get("chat_id"), h.payload.get("message_id")): h.dense for h in hits if h.dense}
+        except Exception as exc:
+            logger.warning("reading message vectors failed (%s); embedding again", type(exc).__name__)
+    missing = [m for m in msgs if m.ref not in vecs]
+    if missing:
+        try:
+            for m, v in zip(missing, core.embedder.embed_documents([m.content for m in missing])):
+                vecs[m.ref] = v
+        except Exception as exc:  # thread by terms
+            logger.warning("embedder failed (%s); threading %d messages by BM25 terms", type(exc).__name__, len(missing))
+    return vecs
 
 
 def sweep_idle(store: TopicStore, settings: TopicSettings, now: datetime, analyzer: Analyzer, caller: ModelCaller) -> int:

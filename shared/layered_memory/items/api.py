@@ -28,17 +28,17 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
-from .errors import InvalidInputError
-from .index.collection import Entry, IndexedCollection
-from .index.filters import Condition, Eq, Range
-from .index.outbox import PENDING, Target, mark, write_sparse
-from .index.points import point_id
-from .indexing import drop_intent, put_intent
-from .models import check_json, iso, parse_time, utcnow
+from ..errors import InvalidInputError
+from ..index.collection import Entry, IndexedCollection
+from ..filterspec import Condition, Eq, Range
+from ..index.outbox import PENDING, Target, mark, write_sparse
+from ..index.points import point_id
+from ..indexing import drop_intent, put_intent
+from ..models import check_json, iso, parse_time, utcnow
 
 if TYPE_CHECKING:
-    from .index import Scope
-    from .runtime import Runtime
+    from ..index import Scope
+    from ..kernel import Kernel
 
 logger = logging.getLogger(__name__)
 
@@ -241,7 +241,7 @@ class Items:
         default_fields: JSON paths indexed when ``put`` gets ``index=None`` (None = the whole value).
     """
 
-    def __init__(self, core: Runtime, scope: Scope, *, default_fields: Sequence[str] | None = None) -> None:
+    def __init__(self, core: Kernel, scope: Scope, *, default_fields: Sequence[str] | None = None) -> None:
         self._runtime = core
         self.tenant = scope.tenant
         # The scope rule for items: a handle bound to a user owns a space of its own (its namespaces are
@@ -450,7 +450,7 @@ class Items:
 
     def _scan_bm25(self, prefix: tuple[str, ...], flt: Mapping[str, Any], query: str, limit: int, offset: int) -> list[StoredItem]:
         """No vector index (Redis-only core): BM25 in-process over the prefix's documents."""
-        from .retrieval.bm25 import BM25Scorer
+        from ..retrieval.bm25 import BM25Scorer
 
         analyzer, docs, after, pfx = self._runtime.analyzer, [], "", self._pfx + ns_key(prefix)
         while True:
