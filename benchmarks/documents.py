@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import ast
 import math
-import os
 import shutil
 import subprocess
 import sys

@@ -216,7 +216,7 @@ def main() -> None:
         rouge_a = sum(res[a]["rouge_l"][i] > res[b]["rouge_l"][i] for i in range(len(data))) / len(data)
         eval_a = sum(res[a]["overall"][i] > res[b]["overall"][i] for i in range(len(data))) / len(data)
         prow.append([f"{a} vs {b}", n_pairs, agree / max(1, n_pairs), rouge_a, eval_a])
-    print(table(["pair", "sessions", "evaluator agrees with ROUGE-L", f"ROUGE-L prefers first", "evaluator prefers first"], prow))
+    print(table(["pair", "sessions", "evaluator agrees with ROUGE-L", "ROUGE-L prefers first", "evaluator prefers first"], prow))
     coherence_check(data, summaries["reference"], ev, ev_lex, rng)
     print("\nShare of summaries below a retry threshold (evaluator overall)")
     trow = []

@@ -117,7 +117,9 @@ class RetrievalSettings(_Section):
     phrase_weight: float = Field(0.0, ge=0)
     time_weight: float = Field(0.8, ge=0)
     time_decay: float = Field(1.0, ge=0)
-    time_anchor: Literal["now", "latest"] = "now"  # relative dates: against the clock, or the newest candidate (imported history)  # boost outside the window: exp(-gap / (window width x time_decay))
+    # relative dates: against the clock, or the newest candidate (imported history); boost outside the window:
+    # exp(-gap / (window width x time_decay))
+    time_anchor: Literal["now", "latest"] = "now"
 
 
 class MemorySettings(_Section):

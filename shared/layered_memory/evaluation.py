@@ -85,7 +85,10 @@ SUPPORT_FULL = 0.4  # support at or above this: no penalty (leave-one-set-out: b
 SUPPORT_POWER = 2.0
 CLAIM_FACTOR = 0.9  # the score is multiplied by this once per unsupported number, date or name (at most 8)
 DUPLICATE_COSINE = 0.97  # adjacent sentences closer than this repeat each other
-_PRONOUN = re.compile(r"(?i)(?:\w+:\s*)?(?:he|she|they|it|this|that|these|his|her|their|its|он|она|они|оно|это|его|её|их|там|тогда|他|她|它|他们|她们|这|那)\b|(?:他|她|它|这|那)")
+_PRONOUN = re.compile(
+    r"(?i)(?:\w+:\s*)?(?:he|she|they|it|this|that|these|his|her|their|its|он|она|они|оно|это|его|её|их|там|тогда|他|她|它|他们|她们|这|那)\b"
+    r"|(?:他|她|它|这|那)"
+)
 _SCORE = re.compile(r"score\"?\s*[:=]?\s*(\d+(?:\.\d+)?)", re.IGNORECASE)
 
 JUDGE_PROMPT = """Rate how well the summary below captures the conversation{about}, for an assistant's memory.

@@ -384,8 +384,8 @@ class MessageOutbox:
 
     ``index`` embeds and builds the points outside the engine's write lock and upserts under it: it
     reads the messages again there, so a message deleted meanwhile gets no point back, and the payload
-    is the stored one (a topic set since is kept). The outbox is cleared after the lock is released. Points are upserted whole: a search sees the BM25-only point or the
-    full one, never a half of either."""
+    is the stored one (a topic set since is kept). The outbox is cleared after the lock is released.
+    Points are upserted whole: a search sees the BM25-only point or the full one, never a half of either."""
 
     name = "messages"
 

@@ -95,7 +95,7 @@ def check_text(field: str, value: object, *, empty_fix: str = "skip empty messag
         raise InvalidInputError(field, bytes(value[:60]), f"is {type(value).__name__}, not text",
                                 f"decode it first, e.g. {field}=data.decode('utf-8')")
     if not isinstance(value, str):
-        raise InvalidInputError(field, value, f"must be a non-empty string, got {type(value).__name__}", f"pass the text as a str")
+        raise InvalidInputError(field, value, f"must be a non-empty string, got {type(value).__name__}", "pass the text as a str")
     if not value.strip():
         raise InvalidInputError(field, value, "must be a non-empty string (not only whitespace)", empty_fix)
     try:

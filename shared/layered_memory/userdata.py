@@ -108,7 +108,8 @@ class UserData:
         return self._records.delete_docs(self.tenant_id, TASK_MEMORY, keys) if keys else 0
 
     # -- tasks skill --------------------------------------------------------------------------
-    def create_task(self, user_id: str | None, title: str, description: str = "", *, due: Any = None, task_id: str | None = None, metadata: Mapping[str, Any] | None = None) -> Task:
+    def create_task(self, user_id: str | None, title: str, description: str = "", *, due: Any = None, task_id: str | None = None,
+                    metadata: Mapping[str, Any] | None = None) -> Task:
         user_id = self._user(user_id)
         if not isinstance(title, str) or not title.strip():
             raise InvalidInputError("title", title, "must be a non-empty string", "give the task a title")

@@ -251,7 +251,8 @@ def test_aflush_and_the_status_command(tmp_path: Path) -> None:
     assert out.exit_code == 0 and "ingested 3 messages" in out.output
     out = runner.invoke(main, [*base, "status", "--json"], catch_exceptions=False)
     report = json.loads(out.output)
-    assert out.exit_code == 0 and report["pending"] == {"messages": 0, "items": 0, "agents": 0, "topic_summaries": 0} and report["hnsw"]["lm_messages"]["points"] == 3
+    assert out.exit_code == 0 and report["pending"] == {"messages": 0, "items": 0, "agents": 0, "topic_summaries": 0}
+    assert report["hnsw"]["lm_messages"]["points"] == 3
     out = runner.invoke(main, [*base, "status"], catch_exceptions=False)
     assert "pending messages 0" in out.output and "lm_messages: points 3" in out.output
 

@@ -10,8 +10,10 @@ from click.testing import CliRunner
 from layered_memory.cli import main
 
 MESSAGES = [
-    {"message_id": "m1", "chat_id": "telegram:1", "user_id": "u1", "user_name": "Anna", "content": "Our payments pod fails with CrashLoopBackOff", "create_time": "2024-05-02T09:05:00Z"},
-    {"message_id": "m2", "chat_id": "telegram:1", "user_id": "u1", "role": "assistant", "content": "Check kubectl logs --previous", "create_time": "2024-05-02T09:06:00Z", "reply_message_id": "m1"},
+    {"message_id": "m1", "chat_id": "telegram:1", "user_id": "u1", "user_name": "Anna", "content": "Our payments pod fails with CrashLoopBackOff",
+     "create_time": "2024-05-02T09:05:00Z"},
+    {"message_id": "m2", "chat_id": "telegram:1", "user_id": "u1", "role": "assistant", "content": "Check kubectl logs --previous",
+     "create_time": "2024-05-02T09:06:00Z", "reply_message_id": "m1"},
     {"message_id": "m3", "chat_id": "feishu:9", "user_id": "u1", "content": "帮我订去上海的高铁票", "create_time": "2024-05-03T08:00:00Z"},
 ]
 
@@ -66,7 +68,7 @@ def test_bad_input_is_one_line_and_exit_2(run, tmp_path, line, words):
     path.write_text(line + "\n", encoding="utf-8")
     result = CliRunner().invoke(main, ["--path", str(tmp_path / "s"), "--embedder", "none", "ingest", str(path)])
     assert result.exit_code == 2 and words in result.output
-    assert len([l for l in result.output.splitlines() if l.strip()]) == 1
+    assert len([row for row in result.output.splitlines() if row.strip()]) == 1
 
 
 def test_search_errors_exit_2(run, tmp_path):

@@ -77,7 +77,8 @@ def test_errors_are_texts(world) -> None:
     assert out.startswith(dt.INDEX_DOCUMENT_ERROR_PREFIX) and "outside the folders this agent may read" in out
     assert "../secret.md" in lc["index_document"].invoke({"source": str(docs / "../secret.md")})
     out = lc["index_document"].invoke({"source": str(docs / "missing.md")})
-    assert out == dt.INDEX_DOCUMENT_ERROR_PREFIX + f"source='{docs / 'missing.md'}': does not exist; check the path (relative paths start at the current directory)"
+    missing = docs / "missing.md"
+    assert out == dt.INDEX_DOCUMENT_ERROR_PREFIX + f"source='{missing}': does not exist; check the path (relative paths start at the current directory)"
     nothing, _ = _both(mem, None)
     assert "no document roots are configured" in nothing["index_repo"].invoke({"path": str(docs)})
     assert "no document roots are configured" in nothing["index_document"].invoke({"source": str(docs / "runbook.md")})

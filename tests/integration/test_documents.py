@@ -182,7 +182,8 @@ def test_bulk_checks_every_source_before_writing(mem: LayeredMemory, tmp_path: P
 
 @pytest.mark.parametrize("query, kwargs, match", [
     ("", {}, "query=''"), ("   ", {}, "must be a non-empty string"), (None, {}, "query=None"),
-    ("x", {"k": 0}, "k=0"), ("x", {"route": "fuzzy"}, "route='fuzzy': must be one of hybrid, bm25, dense"), ("x", {"k": 101}, "from 1 to 100"), ("x", {"filters": "ops"}, "filters='ops'"),
+    ("x", {"k": 0}, "k=0"), ("x", {"route": "fuzzy"}, "route='fuzzy': must be one of hybrid, bm25, dense"), ("x", {"k": 101}, "from 1 to 100"),
+    ("x", {"filters": "ops"}, "filters='ops'"),
 ])
 def test_bad_queries(tight: LayeredMemory, query, kwargs, match) -> None:
     with pytest.raises(LayeredMemoryError, match=match):

@@ -153,7 +153,8 @@ def _progress(bar: Any, mem: Any, stored: int, pending0: int) -> None:
 @click.option("--k", default=10, show_default=True)
 @click.option("--route", type=click.Choice(["hybrid", "bm25", "dense"]), default="hybrid", show_default=True)
 @click.option("--filter", "filters", multiple=True, metavar="NAME=VALUE", help="e.g. --filter role=user")
-@click.option("--json", "as_json", is_flag=True, help='Print the result as JSON: {"hits": [{"id", "score", "text", "snippet", "meta"}], "total_found", "route_used"}.')
+@click.option("--json", "as_json", is_flag=True, help=('Print the result as JSON: '
+                                                                 '{"hits": [{"id", "score", "text", "snippet", "meta"}], "total_found", "route_used"}.'))
 @click.pass_context
 def search(ctx: click.Context, queries: tuple[str, ...], k: int, route: str, filters: tuple[str, ...], as_json: bool) -> None:
     """Hybrid search over stored messages.

@@ -172,7 +172,8 @@ def assemble(
             kind, text = obj
             cost = count(text) + PER_MESSAGE_TOKENS
             if cost > fill.room():
-                text = _truncate(text, fill.room() - PER_MESSAGE_TOKENS, count) if kind == "user_data" else _fit_sentences(text, fill.room() - PER_MESSAGE_TOKENS, count)
+                room = fill.room() - PER_MESSAGE_TOKENS
+                text = _truncate(text, room, count) if kind == "user_data" else _fit_sentences(text, room, count)
                 if not text:
                     continue
                 cost = count(text) + PER_MESSAGE_TOKENS

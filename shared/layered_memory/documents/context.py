@@ -8,11 +8,8 @@ from typing import TYPE_CHECKING
 from ..errors import InvalidInputError
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
 
     from ..config import DocumentSettings
-    from ..models import Message
-    from .api import Documents
 
 logger = logging.getLogger(__name__)
 

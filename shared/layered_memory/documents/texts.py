@@ -98,9 +98,10 @@ class Texts:
             vectors = list(core.embedder.embed_documents([t[1] for t in todo]))
         for (tid, text, meta, version, old), vector in zip(todo, vectors):
             title = str(meta.get("title") or meta.get("source") or tid)
+            page = meta.get("page") if isinstance(meta.get("page"), int) else None
             payload = {
                 "text": text, "title": title, "source": tid, "doc_collection": self.collection, "format": "text",
-                "heading_path": [], "metadata": meta, "citation": citation(title, (), meta.get("page") if isinstance(meta.get("page"), int) else None, None, None),
+                "heading_path": [], "metadata": meta, "citation": citation(title, (), page, None, None),
             }
             lists = sorted(key for key, value in meta.items() if isinstance(value, (list, tuple)))
             if lists:

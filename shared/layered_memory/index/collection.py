@@ -197,9 +197,10 @@ class IndexedCollection:
         now: Any, vectors: str = "text",
     ) -> list[IndexHit]:
         """Each side's top ``prefetch_limit`` with its scores (one batch of index queries carrying only the
-        payload keys the signals read; the dense side as ``vectors`` says, see ``query``), fused client-side by ``settings.fusion`` and reranked by the second-stage signals; the
-        whole payload is read for the best ``limit`` only. Without ``sparse`` (the dense route, or a query
-        of stop words) the dense side alone is ranked."""
+        payload keys the signals read; the dense side as ``vectors`` says, see ``query``), fused client-side
+        by ``settings.fusion`` and reranked by the second-stage signals; the whole payload is read for the
+        best ``limit`` only. Without ``sparse`` (the dense route, or a query of stop words) the dense side
+        alone is ranked."""
         s = self.settings
         flt = spec.to_qdrant()
         depth = max(s.prefetch_limit, limit)

@@ -26,7 +26,7 @@ from ..index.points import point_id
 from ..topics.store import TopicStore
 from .extract import ENTITY_TYPES, build_profile, extract_entities, extract_relations
 from .graph import ENTITIES, RELATIONS, KnowledgeStore, entity_id
-from .stale import KG_STATE, REEXTRACT, reextract_batch, unsupported
+from .stale import KG_STATE, REEXTRACT, reextract_batch
 
 if TYPE_CHECKING:
     from ..index import Scope

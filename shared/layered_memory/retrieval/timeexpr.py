@@ -124,14 +124,16 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\b({_EN_MONTH_RE})\.?,?\s+(\d{{4}})\b", re.I), "en_my"),
     (re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月(?:\s*(\d{1,2})\s*[日号])?"), "zh_ymd"),
     (re.compile(r"(?<![\d年])(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]"), "zh_md"),
-    (re.compile(r"(?:(\d{1,2})\s+)?(?<![а-яё])(январ[ьяе]|феврал[ьяе]|март[ае]?|апрел[ьяе]|ма[йяе]|июн[ьяе]|июл[ьяе]|август[ае]?|сентябр[ьяе]|октябр[ьяе]|ноябр[ьяе]|декабр[ьяе])(?![а-яё])(?:\s+(\d{4}))?", re.I), "ru_dmy"),
+    (re.compile(r"(?:(\d{1,2})\s+)?(?<![а-яё])(январ[ьяе]|феврал[ьяе]|март[ае]?|апрел[ьяе]|ма[йяе]|июн[ьяе]|июл[ьяе]|"
+                r"август[ае]?|сентябр[ьяе]|октябр[ьяе]|ноябр[ьяе]|декабр[ьяе])(?![а-яё])(?:\s+(\d{4}))?", re.I), "ru_dmy"),
     # relative
     (re.compile(r"\b(day before yesterday)\b", re.I), "en_rel"),
     (re.compile(r"\b(yesterday|today|tonight|this morning)\b", re.I), "en_rel"),
     (re.compile(r"\b(\d+|one|two|three|four|five|six|seven|a|an|a couple of|a few)\s+(days?|weeks?|months?|years?)\s+ago\b", re.I), "en_ago"),
     (re.compile(r"\b(last|past|previous|this|current)\s+(week|weekend|month|year)\b", re.I), "en_last"),
     (re.compile(r"(позавчера|вчера|сегодня)", re.I), "ru_rel"),
-    (re.compile(r"(\d+|один|одну|два|две|три|четыре|пять|шесть|семь|пару|несколько)\s+(день|дня|дней|неделю|недели|недель|месяц|месяца|месяцев|год|года|лет)\s+назад", re.I), "ru_ago"),
+    (re.compile(r"(\d+|один|одну|два|две|три|четыре|пять|шесть|семь|пару|несколько)\s+"
+                r"(день|дня|дней|неделю|недели|недель|месяц|месяца|месяцев|год|года|лет)\s+назад", re.I), "ru_ago"),
     (re.compile(r"(?:на|в|за)\s+(прошл|эт|текущ)[а-я]*\s+(недел|месяц|год|выходн)[а-я]*", re.I), "ru_last"),
     (re.compile(r"(前天|昨天|今天|昨晚|今晚)"), "zh_rel"),
     (re.compile(r"(\d+|[一两二三四五六七八九十几])\s*(个星期|星期|周|个月|天|年)前"), "zh_ago"),

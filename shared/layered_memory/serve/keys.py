@@ -115,7 +115,8 @@ class KeyRing:
             with open(path, encoding="utf-8") as f:
                 data = json.load(f)
         except FileNotFoundError:
-            raise ConfigurationError(f"keys file {os.fspath(path)!r} does not exist; create it with: layered-memory keys add {os.fspath(path)} --tenant NAME") from None
+            where = os.fspath(path)
+            raise ConfigurationError(f"keys file {where!r} does not exist; create it with: layered-memory keys add {where} --tenant NAME") from None
         except (OSError, ValueError) as exc:
             raise ConfigurationError(f"keys file {os.fspath(path)!r}: {exc}") from None
         return cls.parse(data, default_tenant=default_tenant, source=f"keys file {os.fspath(path)!r}")

@@ -82,7 +82,8 @@ def check_schema(
         raise SchemaMismatch(
             f"collection {name!r} has {shown(stored.dense_dim)} but the configuration asks for {shown(dense_dim)}"
             f" (embedder {embedder or 'none'}); vectors of different sizes cannot share a collection. "
-            f"Re-index from the record store with LayeredMemory.embedded(..., recreate_index=True) or `layered-memory reindex --recreate`, or use another collection prefix",
+            "Re-index from the record store with LayeredMemory.embedded(..., recreate_index=True) or "
+            "`layered-memory reindex --recreate`, or use another collection prefix",
             backend=backend,
             op="ensure_collection",
         )
@@ -90,7 +91,8 @@ def check_schema(
         raise SchemaMismatch(
             f"collection {name!r} was built with embedder {stored.embedder!r} but the configuration uses "
             f"{embedder!r} (both {shown(dense_dim)}); scores across embedders are meaningless. "
-            f"Re-index from the record store with LayeredMemory.embedded(..., recreate_index=True) or `layered-memory reindex --recreate`, or use another collection prefix",
+            "Re-index from the record store with LayeredMemory.embedded(..., recreate_index=True) or "
+            "`layered-memory reindex --recreate`, or use another collection prefix",
             backend=backend,
             op="ensure_collection",
         )

@@ -7,8 +7,9 @@
 
 ``TopicRuntime`` is built once per engine by ``runtime.build_runtime``; the facade calls it by name:
 ``on_write`` after each record write (the recent-message cache only: the message log above the
-threading cursor is the queue, so the write costs this tier no store write), ``process`` from ``mem.process()`` (threading, summary triggers; each new summary goes
-to ``on_summary``, the knowledge tier's trigger) and ``memory_lines`` for the context's mid tier.
+threading cursor is the queue, so the write costs this tier no store write), ``process`` from
+``mem.process()`` (threading, summary triggers; each new summary goes to ``on_summary``, the knowledge
+tier's trigger); the context reads topic summaries through ``summarizer``.
 ``Topics`` is one handle's view (a tenant, optionally a bound user). State lives in the RecordStore
 (``topics/store.py``), so any process can resume the work.
 """
