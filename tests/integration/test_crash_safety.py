@@ -63,7 +63,7 @@ def path(tmp_path):
 
 
 # -- bug 7 ------------------------------------------------------------------------------------------------
-def test_bug7_failed_index_delete_is_finished_by_retry_sync_and_reindex(path):
+def test_failed_index_delete_is_finished_by_retry_sync_and_reindex(path):
     with open_mem(path) as mem:
         mem.add_messages([msg(1, f"my {CANARY} card PIN is 4417"), msg(2, "the weather is fine"), msg(3, "hello", "s2")])
         fail_once(mem.index, "delete")
@@ -76,7 +76,7 @@ def test_bug7_failed_index_delete_is_finished_by_retry_sync_and_reindex(path):
         assert mem.doctor()["ok"]
 
 
-def test_bug7_interrupted_clear_is_finished_on_the_next_open(path):
+def test_interrupted_clear_is_finished_on_the_next_open(path):
     with open_mem(path) as mem:
         mem.add_messages([msg(1, f"my {CANARY} card PIN is 4417"), msg(2, "the weather is fine")])
         fail_once(mem.index, "delete")
@@ -87,7 +87,7 @@ def test_bug7_interrupted_clear_is_finished_on_the_next_open(path):
         assert mem.doctor()["ok"]
 
 
-def test_bug7_orphan_points_of_lost_records_are_removed_on_open(path, caplog):
+def test_orphan_points_of_lost_records_are_removed_on_open(path, caplog):
     with open_mem(path) as mem:
         mem.add_messages([msg(i, f"{CANARY} message number {i}") for i in range(1, 6)] + [msg(6, "kept", user="u2")])
         mem.records.delete_messages("default", user_id="u1")  # the records are lost behind the engine's back
@@ -101,7 +101,7 @@ def test_bug7_orphan_points_of_lost_records_are_removed_on_open(path, caplog):
     assert "out of line" in caplog.text and "'orphans': 5" in caplog.text
 
 
-def test_bug7_an_empty_record_store_never_wipes_the_index_on_open(path, caplog):
+def test_an_empty_record_store_never_wipes_the_index_on_open(path, caplog):
     with open_mem(path) as mem:
         mem.add_messages([msg(i, f"{CANARY} message number {i}") for i in range(1, 4)])
         mem.records.delete_messages("default", user_id="u1")  # every record gone: lost, or the wrong store
@@ -111,7 +111,7 @@ def test_bug7_an_empty_record_store_never_wipes_the_index_on_open(path, caplog):
         assert mem.doctor(repair=True)["ok"] and hits(mem, CANARY) == []
 
 
-def test_bug7_item_delete_with_a_failing_index_is_repaired_by_process(path):
+def test_item_delete_with_a_failing_index_is_repaired_by_process(path):
     with open_mem(path) as mem:
         mem.items.put(("notes", "u1"), "k1", {"text": f"{CANARY} vault code"})
         fail_once(mem.index, "delete")
@@ -123,7 +123,7 @@ def test_bug7_item_delete_with_a_failing_index_is_repaired_by_process(path):
         assert mem.items.list_namespaces() == []
 
 
-def test_bug7_agent_prune_stopped_between_index_and_records_is_repaired_on_open(path):
+def test_agent_prune_stopped_between_index_and_records_is_repaired_on_open(path):
     with open_mem(path) as mem:
         agent = mem.agents.create("u1", "bot")
         for i in range(3):
@@ -148,7 +148,7 @@ def _fill(mem: LayeredMemory) -> None:
     agent.add_interaction("wrote the summary", interaction_id="i2")
 
 
-def test_bug8_lost_index_is_detected_and_repaired_on_open(path, caplog):
+def test_lost_index_is_detected_and_repaired_on_open(path, caplog):
     with open_mem(path) as mem:
         _fill(mem)
         assert mem.topics.search_summaries(CANARY)
@@ -162,7 +162,7 @@ def test_bug8_lost_index_is_detected_and_repaired_on_open(path, caplog):
     assert "out of line" in caplog.text and "repaired" in caplog.text
 
 
-def test_bug8_open_without_repair_says_what_to_run_and_reindex_restores_every_kind(path, caplog):
+def test_open_without_repair_says_what_to_run_and_reindex_restores_every_kind(path, caplog):
     with open_mem(path) as mem:
         _fill(mem)
     shutil.rmtree(path / "vectors")
@@ -175,7 +175,7 @@ def test_bug8_open_without_repair_says_what_to_run_and_reindex_restores_every_ki
         assert mem.doctor()["ok"]
 
 
-def test_bug8_recreate_index_rebuilds_agents_too(path):
+def test_recreate_index_rebuilds_agents_too(path):
     with open_mem(path) as mem:
         _fill(mem)
     with open_mem(path, recreate_index=True) as mem:
@@ -185,7 +185,7 @@ def test_bug8_recreate_index_rebuilds_agents_too(path):
 
 
 # -- bug 9 ------------------------------------------------------------------------------------------------
-def test_bug9_message_stored_but_never_queued_is_threaded(path):
+def test_message_stored_but_never_queued_is_threaded(path):
     with open_mem(path) as mem:
         mem.add_messages([msg(1, "planning the summer trip to the sea")])
         mem.process()
@@ -200,7 +200,7 @@ def test_bug9_message_stored_but_never_queued_is_threaded(path):
         assert mem.doctor()["ok"]
 
 
-def test_bug9_process_stopped_midway_does_not_inflate_message_count(path):
+def test_process_stopped_midway_does_not_inflate_message_count(path):
     with open_mem(path) as mem:
         mem.add_messages([msg(i, f"the payments pod crash report part {i}") for i in range(1, 31)])
         fail_once(mem.records, "update_messages")  # the run stops after threading, before anything is confirmed
@@ -213,7 +213,7 @@ def test_bug9_process_stopped_midway_does_not_inflate_message_count(path):
         assert mem.doctor()["ok"]
 
 
-def test_bug9_process_stopped_after_membership_keeps_counts_exact(path):
+def test_process_stopped_after_membership_keeps_counts_exact(path):
     with open_mem(path) as mem:
         mem.add_messages([msg(i, f"the payments pod crash report part {i}") for i in range(1, 11)])
         fail_once(mem.records, "put_docs", lambda tenant, collection, items: collection == "topics")

@@ -173,9 +173,9 @@ def test_llm_summary_runs_in_process_and_falls_back(tmp_path):
         assert m.get_summary("u1", "s1") == MODEL_SUMMARY
 
 
-def test_issue11_summary_model_call_goes_through_one_protocol_and_meter(tmp_path):
+def test_summary_model_call_goes_through_one_protocol_and_meter(tmp_path):
     """The session summary calls ``complete(prompt, operation="session_summary")`` once (no TypeError retry) and
-    the call lands in the model's one usage meter, next to the topic tier's operations."""
+    the call lands in the model's one usage meter, next to the topic tier's operations (issue 11)."""
     from layered_memory.providers import Completion
 
     seen: list[str | None] = []
@@ -397,8 +397,8 @@ def test_optimize_builds_the_ann_index_and_search_still_works(vmem):
     assert {"m3", "m20"} <= {h.id for h in vmem.search("CrashLoopBackOff", k=4).hits}
 
 
-def test_issue11_optimize_follows_the_declared_capability_not_the_backend_name(tmp_path):
-    """``optimize()`` runs where the index declares MANUAL_OPTIMIZE, whatever its backend is called."""
+def test_optimize_follows_the_declared_capability_not_the_backend_name(tmp_path):
+    """``optimize()`` runs where the index declares MANUAL_OPTIMIZE, whatever its backend is called (issue 11)."""
     from layered_memory.stores.base import MANUAL_OPTIMIZE
     from layered_memory.stores.qdrant_server import QdrantVectorIndex
     from layered_memory.stores.sqlite import SQLiteRecordStore

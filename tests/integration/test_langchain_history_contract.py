@@ -62,7 +62,7 @@ class CountingChatModel(BaseChatModel):
 
 
 # -- ids (issue 13, item 4) -----------------------------------------------------------------------
-def test_bug4_add_messages_leaves_the_callers_messages_unchanged(mem) -> None:
+def test_add_messages_leaves_the_callers_messages_unchanged(mem) -> None:
     hist = LayeredChatMessageHistory(mem, user_id="u1", session_id="s1")
     sent = [HumanMessage("no id yet"), AIMessage("no id either", response_metadata={"model_name": "fake"})]
     before = [m.model_copy(deep=True) for m in sent]
@@ -73,14 +73,14 @@ def test_bug4_add_messages_leaves_the_callers_messages_unchanged(mem) -> None:
     assert got[0].id and got[1].id and got[0].id != got[1].id  # the stored copies carry generated ids
 
 
-async def test_bug4_aadd_messages_leaves_the_callers_messages_unchanged(mem) -> None:
+async def test_aadd_messages_leaves_the_callers_messages_unchanged(mem) -> None:
     hist = LayeredChatMessageHistory(mem, user_id="u1", session_id="s1")
     msg = HumanMessage("async, no id")
     await hist.aadd_messages([msg])
     assert msg.id is None and (await hist.aget_messages())[0].id
 
 
-def test_bug4_runnable_with_message_history_returns_the_models_message_unchanged(mem) -> None:
+def test_runnable_with_message_history_returns_the_models_message_unchanged(mem) -> None:
     chain = wrap(RunnableLambda(lambda p: AIMessage(content=said(p["history"]) + "|" + p["input"])), histories(mem),
                  input_messages_key="input", history_messages_key="history")
     cfg = {"configurable": {"session_id": "s1"}}
@@ -89,7 +89,7 @@ def test_bug4_runnable_with_message_history_returns_the_models_message_unchanged
     assert stored(mem, "s1") == conversation("hello", "you said: |hello", "good bye", "you said: hello|good bye")
 
 
-async def test_bug4_async_runnable_with_message_history_returns_the_models_message_unchanged(mem) -> None:
+async def test_async_runnable_with_message_history_returns_the_models_message_unchanged(mem) -> None:
     chain = wrap(RunnableLambda(lambda p: [AIMessage(content=said(p["history"]) + "|" + p["input"])]), histories(mem),
                  input_messages_key="input", history_messages_key="history")
     cfg = {"configurable": {"session_id": "s1"}}

@@ -59,7 +59,7 @@ HISTORY = [
 
 # -- token windows (issue 13, item 6) -------------------------------------------------------------
 @pytest.mark.parametrize("limit", [1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 3000])
-def test_bug6_token_limited_window_equals_chat_memory_buffer(mem, limit) -> None:
+def test_token_limited_window_equals_chat_memory_buffer(mem, limit) -> None:
     ours = LayeredChatMemory.from_defaults(mem, user_id="u1", session_id="s1", chat_history=HISTORY, token_limit=limit, save_tool_messages=True,
                                            include_vector=False)
     buffer = ChatMemoryBuffer.from_defaults(chat_history=HISTORY, token_limit=limit)
@@ -68,7 +68,7 @@ def test_bug6_token_limited_window_equals_chat_memory_buffer(mem, limit) -> None
         assert ours.get(initial_token_count=initial) == buffer.get(initial_token_count=initial)
 
 
-def test_bug6_two_short_turns_at_token_limit_5_come_back_whole(mem) -> None:
+def test_two_short_turns_at_token_limit_5_come_back_whole(mem) -> None:
     turns = [ChatMessage(role="user", content="first"), ChatMessage(role="assistant", content="fine"),
              ChatMessage(role="user", content="second"), ChatMessage(role="assistant", content="good")]
     ours = LayeredChatMemory.from_defaults(mem, user_id="u1", chat_history=turns, token_limit=5)
@@ -79,7 +79,7 @@ def test_bug6_two_short_turns_at_token_limit_5_come_back_whole(mem) -> None:
     assert ours.get() == [long] == ChatMemoryBuffer.from_defaults(chat_history=[*turns, long], token_limit=5).get()
 
 
-def test_bug6_extra_blocks_share_the_budget_in_the_engine_order(mem) -> None:
+def test_extra_blocks_share_the_budget_in_the_engine_order(mem) -> None:
     mem.set_user_data("u1", {"name": "Ann", "city": "Kazan"})
     ours = LayeredChatMemory.from_defaults(mem, user_id="u1", session_id="s1", chat_history=HISTORY[1:], include_vector=False,
                                            save_tool_messages=True)
@@ -97,7 +97,7 @@ def test_bug6_extra_blocks_share_the_budget_in_the_engine_order(mem) -> None:
 
 
 # -- serialization (issue 13, items 3 and 5) ------------------------------------------------------
-def test_bug3_to_dict_is_a_reference_that_from_dict_reattaches(mem) -> None:
+def test_to_dict_is_a_reference_that_from_dict_reattaches(mem) -> None:
     memory = LayeredChatMemory.from_defaults(mem, user_id="u1", session_id="s1", chat_history=HISTORY[:3], token_limit=77)
     data = memory.to_dict()
     assert data == {
@@ -115,7 +115,7 @@ def test_bug3_to_dict_is_a_reference_that_from_dict_reattaches(mem) -> None:
     assert LayeredChatMemory.from_dict(other_tenant.to_dict()).get_all() == []  # the tenant is part of the reference
 
 
-def test_bug3_serialized_memory_holds_no_secrets(redis_server) -> None:
+def test_serialized_memory_holds_no_secrets(redis_server) -> None:
     import redis
 
     redis.Redis(port=redis_server.port).config_set("requirepass", "s3cret-pw")
@@ -132,7 +132,7 @@ def test_bug3_serialized_memory_holds_no_secrets(redis_server) -> None:
         m.close()
 
 
-def test_bug3_restore_without_a_registered_engine_fails_and_register_memory_fixes_it(tmp_path) -> None:
+def test_restore_without_a_registered_engine_fails_and_register_memory_fixes_it(tmp_path) -> None:
     path = tmp_path / "mem"
     first = LayeredMemory.embedded(path, embedder="none")
     saved = LayeredChatMemory.from_defaults(first, user_id="u1", session_id="s1", chat_history=HISTORY[:3]).to_string()
@@ -150,7 +150,7 @@ def test_bug3_restore_without_a_registered_engine_fails_and_register_memory_fixe
         second.close()
 
 
-def test_bug3_restore_prefers_the_newest_engine_of_a_store_over_a_closed_one(tmp_path) -> None:
+def test_restore_prefers_the_newest_engine_of_a_store_over_a_closed_one(tmp_path) -> None:
     first = LayeredMemory.embedded(tmp_path / "mem", embedder="none")
     old = LayeredChatMemory.from_defaults(first, user_id="u1", chat_history=HISTORY[:2])  # still held somewhere
     first.close()
@@ -162,7 +162,7 @@ def test_bug3_restore_prefers_the_newest_engine_of_a_store_over_a_closed_one(tmp
         second.close()
 
 
-def test_bug3_restore_never_attaches_another_store(mem, tmp_path) -> None:
+def test_restore_never_attaches_another_store(mem, tmp_path) -> None:
     saved = LayeredChatMemory.from_defaults(mem, user_id="u1", chat_history=HISTORY[:2]).to_dict()
     other = LayeredMemory.embedded(tmp_path / "other", embedder="none")
     try:
@@ -176,7 +176,7 @@ def test_bug3_restore_never_attaches_another_store(mem, tmp_path) -> None:
         other.close()
 
 
-def test_bug5_unpickled_memory_is_usable(mem, caplog) -> None:
+def test_unpickled_memory_is_usable(mem, caplog) -> None:
     memory = LayeredChatMemory.from_defaults(mem, user_id="u1", session_id="s1", chat_history=HISTORY, token_limit=8, save_tool_messages=True,
                                              include_vector=False)
     with caplog.at_level(logging.WARNING):
@@ -188,7 +188,7 @@ def test_bug5_unpickled_memory_is_usable(mem, caplog) -> None:
     assert memory.get_all()[-1].content == "after unpickling"
 
 
-def test_bug5_unpickling_without_the_engine_raises_a_clear_error(tmp_path) -> None:
+def test_unpickling_without_the_engine_raises_a_clear_error(tmp_path) -> None:
     m = LayeredMemory.embedded(tmp_path / "gone", embedder="none")
     payload = pickle.dumps(LayeredChatMemory.from_defaults(m, user_id="u1"))
     m.close()
@@ -217,7 +217,7 @@ def react_answer_script(messages: list[ChatMessage]) -> ChatMessage:
 
 
 @pytest.mark.parametrize("agent_cls", [FunctionAgent, ReActAgent])
-async def test_bug3_agent_context_with_layered_memory_round_trips(mem, agent_cls) -> None:
+async def test_agent_context_with_layered_memory_round_trips(mem, agent_cls) -> None:
     recorder = Recorder(answer_script if agent_cls is FunctionAgent else react_answer_script)
     agent = agent_cls(tools=[], llm=MockFunctionCallingLLM(response_generator=recorder))
     memory = LayeredChatMemory.from_defaults(mem, user_id="u1", session_id="agent:1", include_vector=False)

@@ -82,7 +82,7 @@ def mem(request: pytest.FixtureRequest, tmp_path: Any, embedder: Any) -> Iterato
     m.close()
 
 
-def test_bug5_message_id_is_per_chat(mem: LayeredMemory) -> None:
+def test_message_id_is_per_chat(mem: LayeredMemory) -> None:
     alice, mallory = mem.for_user("alice"), mem.for_user("mallory")
     a = alice.add_message(message("42", "chat-A", "alice", "my card PIN is 7351, keep it secret", 0))
     m = mallory.add_message(message("42", "chat-B", "mallory", "what is the PIN of the card?", 1))

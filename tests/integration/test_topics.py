@@ -281,9 +281,9 @@ async def test_async_twins(tmp_path, embedder):
     assert res.topics and res.topics[0].message_count == 2
 
 
-def test_issue11_recent_cache_comes_from_the_record_store_seam(tmp_path):
+def test_recent_cache_comes_from_the_record_store_seam(tmp_path):
     """The topic tier asks the RecordStore for a shared cache (``recent_cache``) instead of probing
-    ``records.client`` / ``.prefix`` / ``.backend``: any store offering one gets it used."""
+    ``records.client`` / ``.prefix`` / ``.backend``: any store offering one gets it used (issue 11)."""
     from layered_memory.errors import InvalidInputError
     from layered_memory.stores.sqlite import SQLiteRecordStore
     from layered_memory.topics.cache import InProcessRecentCache

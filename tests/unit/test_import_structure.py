@@ -1,6 +1,6 @@
 """The engine's import graph points one way: no cycle, lazy imports inside functions and type-only imports
 (``if TYPE_CHECKING:``) counted too; nothing below the facade imports the runtime (the composition root)
-or the facade; and the tiers use the store protocols instead of probing the stores with getattr."""
+or the facade; and the tiers use the store protocols instead of probing the stores with getattr (issue 11)."""
 
 from __future__ import annotations
 
@@ -94,27 +94,27 @@ def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def test_issue11_no_import_cycles() -> None:
+def test_no_import_cycles() -> None:
     edges = _edges(_modules())
     assert "layered_memory.knowledge.api" in edges["layered_memory.engine"]  # the graph sees lazy imports
     assert _cycles(edges) == []
 
 
-def test_issue11_the_topic_tier_never_imports_the_tiers_above_it() -> None:
+def test_the_topic_tier_never_imports_the_tiers_above_it() -> None:
     edges = _edges(_modules())
     for mod, targets in edges.items():
         if mod.startswith("layered_memory.topics."):
             assert not {t for t in targets if t.startswith(("layered_memory.knowledge", "layered_memory.agents"))}, mod
 
 
-def test_issue11_no_getattr_probes_on_the_stores() -> None:
+def test_no_getattr_probes_on_the_stores() -> None:
     probe = re.compile(r"getattr\([^,]*(index|records)[^,]*,")
     hits = [f"{path.relative_to(PACKAGE)}:{i}" for path in PACKAGE.rglob("*.py")
             for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if probe.search(line)]
     assert hits == []
 
 
-def test_issue11_the_retrieval_core_imports_no_store_and_no_tier() -> None:
+def test_the_retrieval_core_imports_no_store_and_no_tier() -> None:
     edges = _edges(_modules(), types=True)
     below = ("layered_memory.stores", "layered_memory.engine", "layered_memory.runtime", "layered_memory.topics",
              "layered_memory.knowledge", "layered_memory.agents", "layered_memory.items",
@@ -124,7 +124,7 @@ def test_issue11_the_retrieval_core_imports_no_store_and_no_tier() -> None:
             assert not {t for t in targets if t.startswith(below)}, mod
 
 
-def test_issue11_tiers_never_reach_into_the_facade() -> None:
+def test_tiers_never_reach_into_the_facade() -> None:
     """No tier holds the facade: only engine.py and runtime.py touch ``_core``; tiers import no engine."""
     reach = [f"{path.relative_to(PACKAGE)}:{i}" for path in PACKAGE.rglob("*.py") if path.name not in ("engine.py", "runtime.py")
              for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)

@@ -162,7 +162,8 @@ def test_the_background_leaves_out_the_span_and_can_be_built_once():
     assert texts["details"]["background_docs"] == 1  # strings: the span's texts are left out
 
 
-def test_grounded_off_is_the_evaluator_before_issue_24():
+def test_grounded_off_scores_the_plain_weighted_mean_without_background():
+    """``grounded=False`` is the evaluator as it was before issue 24."""
     (s1, s2, s3), own, other, _ = CHATS["en"]
     ev = SummaryEvaluator(Analyzer(), settings=SummaryQualitySettings(grounded=False))
     r = ev.evaluate(other, s2, background=s1 + s3)

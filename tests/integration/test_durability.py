@@ -23,7 +23,7 @@ from layered_memory.stores.sqlite import SQLiteRecordStore
 
 
 # -- bug 11: SQLite ------------------------------------------------------------------------------------
-def test_bug11_sqlite_synchronous_defaults_to_full_and_is_a_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sqlite_synchronous_defaults_to_full_and_is_a_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with LayeredMemory.embedded(tmp_path / "a", embedder="none") as m:
         assert m.records.synchronous == "FULL"  # type: ignore[attr-defined]
     monkeypatch.setenv("LAYERED_MEMORY_SQLITE__SYNCHRONOUS", "normal")
@@ -59,7 +59,7 @@ def test_sqlite_outbox_clears_skip_the_fsync_and_the_setting_comes_back(tmp_path
     assert store.synchronous == "FULL"
 
 
-def test_bug11_sqlite_path_setting_is_honoured(tmp_path: Path) -> None:
+def test_sqlite_path_setting_is_honoured(tmp_path: Path) -> None:
     """``SQLiteSettings.path`` was ignored by ``embedded`` and ``from_settings``."""
     records = tmp_path / "elsewhere" / "records-of-acme.sqlite3"
     settings = LayeredMemorySettings(data_dir=str(tmp_path / "data"), embedder="none")
@@ -79,7 +79,7 @@ def _durability_records(caplog: pytest.LogCaptureFixture) -> list[logging.LogRec
 
 
 @pytest.mark.redis
-def test_bug11_redis_without_appendonly_warns_once_per_server(redis_server: Any, caplog: pytest.LogCaptureFixture) -> None:
+def test_redis_without_appendonly_warns_once_per_server(redis_server: Any, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="layered_memory.stores.redis")
     for prefix in ("a", "b"):
         store = RedisRecordStore.from_url(redis_server.url, prefix=prefix)
@@ -94,7 +94,7 @@ def test_bug11_redis_without_appendonly_warns_once_per_server(redis_server: Any,
 
 @pytest.mark.redis
 @pytest.mark.parametrize(("appendonly", "fsync", "warns"), [("yes", "everysec", False), ("yes", "always", False), ("yes", "no", True)])
-def test_bug11_redis_durable_settings_do_not_warn(
+def test_redis_warns_unless_appendfsync_is_durable(
     redis_binary: str, tmp_path: Path, caplog: pytest.LogCaptureFixture, appendonly: str, fsync: str, warns: bool
 ) -> None:
     from redis_server import RedisServer
@@ -119,7 +119,7 @@ def test_bug11_redis_durable_settings_do_not_warn(
 
 
 @pytest.mark.redis
-def test_bug11_redis_with_config_disabled_is_tolerated(redis_binary: str, caplog: pytest.LogCaptureFixture) -> None:
+def test_redis_with_config_disabled_is_tolerated(redis_binary: str, caplog: pytest.LogCaptureFixture) -> None:
     """Managed Redis services often rename or disable CONFIG: the store opens and says it could not check."""
     from redis_server import RedisServer
 
@@ -135,7 +135,7 @@ def test_bug11_redis_with_config_disabled_is_tolerated(redis_binary: str, caplog
 
 
 @pytest.mark.redis
-def test_bug11_frozen_redis_timeout_tells_the_truth_and_a_retry_returns_the_stored_message(redis_server: Any) -> None:
+def test_frozen_redis_timeout_tells_the_truth_and_a_retry_returns_the_stored_message(redis_server: Any) -> None:
     """A frozen server used to raise after 2 x socket_timeout (redis-py retried the timeout) with a
     message saying "within 5s"; the timed-out write could still be applied. Now a timeout is not
     retried, the message says so, and a retry of the (idempotent) add_message is safe."""

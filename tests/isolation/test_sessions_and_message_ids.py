@@ -38,7 +38,7 @@ def state(mem: LayeredMemory, user: str, chat: str) -> tuple:
             [m.message_id for m in mem.get_session_messages(user, chat)])
 
 
-def test_bug6_clear_session_leaves_the_sessions_it_prefixes(engine):
+def test_clear_session_leaves_the_sessions_it_prefixes(engine):
     session(engine, "victim", "telegram:1")
     session(engine, "victim", "telegram:10")
     before = state(engine, "victim", "telegram:10")
@@ -48,7 +48,7 @@ def test_bug6_clear_session_leaves_the_sessions_it_prefixes(engine):
     assert state(engine, "victim", "telegram:10") == before
 
 
-def test_bug6_clearing_the_empty_session_is_an_error(engine):
+def test_clearing_the_empty_session_is_an_error(engine):
     session(engine, "victim", "telegram:1")
     session(engine, "victim", "web:7")
     before = [state(engine, "victim", s) for s in ("telegram:1", "web:7")]
@@ -71,7 +71,7 @@ def test_clear_session_none_clears_only_that_user(engine):
     assert after == (before[0], before[1], [i for i in before[2] if not i.startswith("mallory.")])
 
 
-def test_bug5_message_id_is_per_chat(engine):
+def test_message_id_is_per_chat(engine):
     alice = engine.for_user("alice").add_message(message_id="42", chat_id="telegram:100", user_id="alice", content="alice wrote 42")
     bob = engine.for_user("bob").add_message(message_id="42", chat_id="telegram:200", user_id="bob", content="bob wrote 42")
     assert (alice.chat_id, alice.content) == ("telegram:100", "alice wrote 42")

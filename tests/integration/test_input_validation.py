@@ -37,14 +37,14 @@ def _input_error(exc: pytest.ExceptionInfo[Any], field: str) -> InvalidInputErro
 
 # -- bug 10 --------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("filters", [["role"], "role=user", 5])
-def test_bug10_non_dict_filters_are_input_errors(mem: LayeredMemory, filters: Any) -> None:
+def test_non_dict_filters_are_input_errors(mem: LayeredMemory, filters: Any) -> None:
     with pytest.raises(InvalidInputError) as exc:
         mem.search("payments", filters=filters)
     _input_error(exc, "filters")
 
 
 @pytest.mark.parametrize("queries", [5, object(), {"q": "payments"}, b"payments"])
-def test_bug10_non_iterable_queries_are_input_errors(mem: LayeredMemory, queries: Any) -> None:
+def test_non_iterable_queries_are_input_errors(mem: LayeredMemory, queries: Any) -> None:
     with pytest.raises(InvalidInputError) as exc:
         mem.search(queries)
     _input_error(exc, "queries")
@@ -53,7 +53,7 @@ def test_bug10_non_iterable_queries_are_input_errors(mem: LayeredMemory, queries
 
 
 @pytest.mark.parametrize("when", [10**20, 1e300, math.nan, math.inf, -(10**15), "9999-12-31T23:59:59-01:00"])
-def test_bug10_out_of_range_create_time_is_an_input_error(mem: LayeredMemory, when: Any) -> None:
+def test_out_of_range_create_time_is_an_input_error(mem: LayeredMemory, when: Any) -> None:
     with pytest.raises(InvalidInputError) as exc:
         mem.add_message(message_id="m2", chat_id="c1", user_id="u1", content="x", create_time=when)
     _input_error(exc, "create_time")
@@ -65,21 +65,21 @@ def test_bug10_out_of_range_create_time_is_an_input_error(mem: LayeredMemory, wh
     ({"query": 5}, "query"), ({"query": ["a"]}, "query"), ({"max_tokens": {}}, "max_tokens"), ({"max_tokens": 0}, "max_tokens"),
     ({"max_tokens": True}, "max_tokens"), ({"include_vector": "no"}, "include_vector"), ({"task_id": "t 1"}, "task_id"),
 ])
-def test_bug10_context_arguments_are_checked(mem: LayeredMemory, kwargs: dict[str, Any], field: str) -> None:
+def test_context_arguments_are_checked(mem: LayeredMemory, kwargs: dict[str, Any], field: str) -> None:
     with pytest.raises(InvalidInputError) as exc:
         mem.get_context_for_user("u1", "c1", **kwargs)
     _input_error(exc, field)
 
 
 @pytest.mark.parametrize("session", [None, 1.5, ["c1"], "c1\n", b"c1"])
-def test_bug10_non_string_session_ids_are_input_errors(mem: LayeredMemory, session: Any) -> None:
+def test_non_string_session_ids_are_input_errors(mem: LayeredMemory, session: Any) -> None:
     for call in (mem.get_context_for_user, mem.get_session_messages, mem.get_summary):
         with pytest.raises(InvalidInputError) as exc:
             call("u1", session)
         _input_error(exc, "session_id")
 
 
-def test_bug10_huge_int_user_id_is_an_input_error(mem: LayeredMemory) -> None:
+def test_huge_int_user_id_is_an_input_error(mem: LayeredMemory) -> None:
     huge = 10**5000  # str() refuses it: the old check raised ValueError
     with pytest.raises(InvalidInputError) as exc:
         mem.add_message(message_id="m2", chat_id="c1", user_id=huge, content="x")
@@ -93,7 +93,7 @@ def test_bug10_huge_int_user_id_is_an_input_error(mem: LayeredMemory) -> None:
 
 @pytest.mark.parametrize("field", ["message_id", "chat_id", "user_id", "session_key", "reply_message_id"])
 @pytest.mark.parametrize("suffix", ["\n", "\r\n", " "])
-def test_bug10_ids_reject_a_trailing_newline(mem: LayeredMemory, field: str, suffix: str) -> None:
+def test_ids_reject_a_trailing_newline(mem: LayeredMemory, field: str, suffix: str) -> None:
     fields = {"message_id": "m2", "chat_id": "c1", "user_id": "u1", "content": "x", field: "m1" + suffix}
     with pytest.raises(InvalidInputError) as exc:
         mem.add_message(fields)
@@ -101,14 +101,14 @@ def test_bug10_ids_reject_a_trailing_newline(mem: LayeredMemory, field: str, suf
     assert mem.get_messages(["m2"], chat_id="c1") == [None]
 
 
-def test_bug10_agent_names_reject_a_trailing_newline(mem: LayeredMemory) -> None:
+def test_agent_names_reject_a_trailing_newline(mem: LayeredMemory) -> None:
     with pytest.raises(InvalidInputError) as exc:
         mem.agents.create("u1", "coder\n")
     _input_error(exc, "agent_name")
 
 
 @pytest.mark.parametrize("metadata", [[1, 2], 5, "tool=pytest"])
-def test_bug10_agent_metadata_must_be_a_dict(mem: LayeredMemory, metadata: Any) -> None:
+def test_agent_metadata_must_be_a_dict(mem: LayeredMemory, metadata: Any) -> None:
     agent = mem.agents.create("u1", "meta-" + type(metadata).__name__)
     with pytest.raises(InvalidInputError) as exc:
         agent.add_interaction("ran pytest", metadata=metadata)
@@ -117,7 +117,7 @@ def test_bug10_agent_metadata_must_be_a_dict(mem: LayeredMemory, metadata: Any) 
 
 
 @pytest.mark.parametrize("days", [math.nan, math.inf, -1, "30"])
-def test_bug10_prune_days_must_be_a_finite_number(mem: LayeredMemory, days: Any) -> None:
+def test_prune_days_must_be_a_finite_number(mem: LayeredMemory, days: Any) -> None:
     agent = mem.agents.create("u1", "pruner")
     agent.clear()
     agent.add_interaction("ran pytest")
@@ -128,7 +128,7 @@ def test_bug10_prune_days_must_be_a_finite_number(mem: LayeredMemory, days: Any)
     assert len(agent.list_interactions()) == 1
 
 
-def test_bug10_rejected_add_message_writes_no_session_registration(mem: LayeredMemory) -> None:
+def test_rejected_add_message_writes_no_session_registration(mem: LayeredMemory) -> None:
     """The store refused the metadata after the session registration was written; now the engine
     checks everything first."""
     for metadata in ({"obj": object()}, {"x": math.nan}, {1: "int key"}):
@@ -141,7 +141,7 @@ def test_bug10_rejected_add_message_writes_no_session_registration(mem: LayeredM
     assert mem.get_messages([("c8", "m8"), ("c9", "m9")]) == [None, None]
 
 
-def test_bug10_deeply_nested_values_are_refused_before_they_become_unreadable(mem: LayeredMemory) -> None:
+def test_deeply_nested_values_are_refused_before_they_become_unreadable(mem: LayeredMemory) -> None:
     """Metadata 200-255 levels deep used to be stored and then fail to load (pydantic's JSON parser
     stops at ~200 levels); deeper raised a serialization error from the store, 10,000 levels a
     RecursionError from json.dumps in user data and items."""
@@ -171,13 +171,13 @@ def test_bug10_deeply_nested_values_are_refused_before_they_become_unreadable(me
     (lambda m: m.update_task("u5", m.create_task("u5", "t", task_id="t5").task_id, title=""), "title"),
     (lambda m: m.items.list_namespaces(limit=None), "limit"), (lambda m: m.items.list_namespaces(prefix=[1]), "namespace"),
 ])
-def test_bug10_other_public_inputs_are_input_errors(mem: LayeredMemory, call: Any, field: str) -> None:
+def test_other_public_inputs_are_input_errors(mem: LayeredMemory, call: Any, field: str) -> None:
     with pytest.raises(InvalidInputError) as exc:
         call(mem)
     _input_error(exc, field)
 
 
-def test_bug10_tools_answer_bad_arguments_with_their_error_strings(mem: LayeredMemory) -> None:
+def test_tools_answer_bad_arguments_with_their_error_strings(mem: LayeredMemory) -> None:
     from layered_memory import tools
 
     bound = mem.for_user("u1")
@@ -187,7 +187,7 @@ def test_bug10_tools_answer_bad_arguments_with_their_error_strings(mem: LayeredM
     assert text.startswith("Error searching topics: chat_id=['c1']")
 
 
-def test_bug10_ingest_reports_a_deeply_nested_line(tmp_path: Path) -> None:
+def test_ingest_reports_a_deeply_nested_line(tmp_path: Path) -> None:
     src = tmp_path / "in.jsonl"
     good = json.dumps({"message_id": "m1", "chat_id": "c1", "user_id": "u1", "content": "hello"})
     src.write_text(good + "\n" + "[" * 100_000 + "]" * 100_000 + "\n", encoding="utf-8")
@@ -198,7 +198,7 @@ def test_bug10_ingest_reports_a_deeply_nested_line(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("content", "expected"), [(b"\xff\xfe{}\n", "not UTF-8"), (None, "--batch")])
-def test_bug10_ingest_reports_bad_files_and_options(tmp_path: Path, content: bytes | None, expected: str) -> None:
+def test_ingest_reports_bad_files_and_options(tmp_path: Path, content: bytes | None, expected: str) -> None:
     src = tmp_path / "in.jsonl"
     src.write_bytes(content or b'{"message_id": "m1", "chat_id": "c1", "user_id": "u1", "content": "x"}\n')
     args = ["ingest", str(src)] + (["--batch", "0"] if content is None else [])
@@ -208,7 +208,7 @@ def test_bug10_ingest_reports_bad_files_and_options(tmp_path: Path, content: byt
 
 
 @pytest.mark.parametrize("content", ["[" * 100_000 + "]" * 100_000, '{"user_id": ' + "9" * 5000 + "}", b"\xff\xfe{}"])
-def test_bug10_agent_import_reports_unreadable_files(tmp_path: Path, content: str | bytes) -> None:
+def test_agent_import_reports_unreadable_files(tmp_path: Path, content: str | bytes) -> None:
     src = tmp_path / "agent.json"
     src.write_bytes(content if isinstance(content, bytes) else content.encode())
     result = CliRunner().invoke(cli_main, ["--path", str(tmp_path / "s"), "--embedder", "none", "agent", "import", str(src)])
@@ -216,14 +216,14 @@ def test_bug10_agent_import_reports_unreadable_files(tmp_path: Path, content: st
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
 
 
-def test_bug10_agent_stats_period_before_year_1_is_an_input_error(mem: LayeredMemory) -> None:
+def test_agent_stats_period_before_year_1_is_an_input_error(mem: LayeredMemory) -> None:
     agent = mem.agents.create("u1", "statistician")
     with pytest.raises(InvalidInputError) as exc:
         agent.stats(period_days=10**11)
     _input_error(exc, "period_days")
 
 
-def test_bug10_langchain_retriever_refuses_non_dict_filters(mem: LayeredMemory) -> None:
+def test_langchain_retriever_refuses_non_dict_filters(mem: LayeredMemory) -> None:
     pytest.importorskip("langchain_core")
     from langchain_layered_memory import LayeredMemoryRetriever
 
@@ -233,14 +233,14 @@ def test_bug10_langchain_retriever_refuses_non_dict_filters(mem: LayeredMemory) 
 
 
 @pytest.mark.parametrize("field", ["", " ", "a b", '"', "a..b", ".a", "a.", ":", "a,b", "a[b"])
-def test_bug10_item_filter_fields_must_be_valid_paths(mem: LayeredMemory, field: str) -> None:
+def test_item_filter_fields_must_be_valid_paths(mem: LayeredMemory, field: str) -> None:
     """Found by the slow fuzz run: the field became an invalid Qdrant JSON path (ValueError)."""
     with pytest.raises(InvalidInputError) as exc:
         mem.items.search(("memories",), query="tea", filter={field: 1})
     _input_error(exc, "filter")
 
 
-def test_bug10_limits_beyond_sqlite_integers_are_input_errors(mem: LayeredMemory) -> None:
+def test_limits_beyond_sqlite_integers_are_input_errors(mem: LayeredMemory) -> None:
     with pytest.raises(InvalidInputError) as exc:
         mem.get_session_messages("u1", "c1", limit=2**64)
     _input_error(exc, "limit")
@@ -248,33 +248,33 @@ def test_bug10_limits_beyond_sqlite_integers_are_input_errors(mem: LayeredMemory
         mem.list_sessions("u1", limit=10**30)
 
 
-def test_bug10_topic_search_tool_bounds_k(mem: LayeredMemory) -> None:
+def test_topic_search_tool_bounds_k(mem: LayeredMemory) -> None:
     from layered_memory import tools
 
     assert tools.topic_search_tool(mem.for_user("u1"), "payments", k=10**5000).startswith("Error searching topics: k=<int>: must be from 1 to 100")
 
 
 @pytest.mark.parametrize("bound", [10**400, math.nan, math.inf])
-def test_bug10_item_filter_numbers_must_fit_a_float(mem: LayeredMemory, bound: Any) -> None:
+def test_item_filter_numbers_must_fit_a_float(mem: LayeredMemory, bound: Any) -> None:
     with pytest.raises(InvalidInputError) as exc:
         mem.items.search(("memories",), query="tea", filter={"n": {"$gt": bound}})
     _input_error(exc, "filter")
 
 
-def test_bug10_tool_limits_that_only_look_like_digits(mem: LayeredMemory) -> None:
+def test_tool_limits_that_only_look_like_digits_are_refused(mem: LayeredMemory) -> None:
     from layered_memory import tools
 
     assert tools.qdrant_search_memory(mem.for_user("u1"), "payments", limit="²").startswith("Error searching memory: limit='²'")
 
 
-def test_bug10_huge_int_filter_values_are_input_errors(mem: LayeredMemory) -> None:
+def test_huge_int_filter_values_are_input_errors(mem: LayeredMemory) -> None:
     """Found by the fuzz suite: str() of a 5000-digit filter value raised ValueError."""
     with pytest.raises(InvalidInputError) as exc:
         mem.search("payments", filters={"session_key": [10**5000]})
     _input_error(exc, "filters.session_key")
 
 
-def test_bug10_item_value_with_a_huge_int_is_refused_before_any_write(tmp_path):
+def test_item_value_with_a_huge_int_is_refused_before_any_write(tmp_path):
     from layered_memory import InvalidInputError, LayeredMemory
 
     mem = LayeredMemory.embedded(tmp_path, embedder="none")

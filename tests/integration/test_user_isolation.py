@@ -1,5 +1,5 @@
-"""Regression tests for the isolation bugs of issue 10 (1-4, 6), each named after its bug, on the
-embedded default, on Redis + qdrant-client local mode, and in core mode (records only, no index)."""
+"""Regression tests for the isolation bugs of issue 10 (1-4, 6), each named after the behaviour it checks, on
+the embedded default, on Redis + qdrant-client local mode, and in core mode (records only, no index)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def _texts(obj: object) -> str:
     return repr(obj)
 
 
-def test_bug1_core_mode_search_honours_the_bound_user(mem: LayeredMemory) -> None:
+def test_core_mode_search_honours_the_bound_user(mem: LayeredMemory) -> None:
     mallory = mem.for_user("mallory")
     assert "4711" not in _texts(mallory.search("zebracanary card PIN"))
     assert "4711" not in _texts(mallory.search(["zebracanary", "PIN"], route="bm25"))
@@ -61,7 +61,7 @@ def test_bug1_core_mode_search_honours_the_bound_user(mem: LayeredMemory) -> Non
 
 
 @pytest.mark.parametrize("empty", ["", "  "])
-def test_bug2_empty_user_id_is_refused_everywhere(mem: LayeredMemory, empty: str) -> None:
+def test_empty_user_id_is_refused_everywhere(mem: LayeredMemory, empty: str) -> None:
     from langchain_layered_memory import LayeredMemoryRetriever as LCRetriever
     from langchain_layered_memory import create_memory_tools
     from llamaindex_layered_memory import LayeredMemoryRetriever as LIRetriever
@@ -82,7 +82,7 @@ def test_bug2_empty_user_id_is_refused_everywhere(mem: LayeredMemory, empty: str
     assert "4711" not in shared_tools.topic_search_tool(mem, "zebracanary", user_id=empty)
 
 
-def test_bug3_items_and_the_langgraph_store_honour_for_user(mem: LayeredMemory) -> None:
+def test_items_and_the_langgraph_store_honour_for_user(mem: LayeredMemory) -> None:
     from langchain_layered_memory import LayeredMemoryStore
 
     victim = LayeredMemoryStore(mem.for_user("victim"))
@@ -107,7 +107,7 @@ def test_bug3_items_and_the_langgraph_store_honour_for_user(mem: LayeredMemory) 
     assert "4711" in _texts(victim.search(("memories",), query="zebracanary PIN"))
 
 
-def test_bug4_task_memory_belongs_to_its_user(mem: LayeredMemory) -> None:
+def test_task_memory_belongs_to_its_user(mem: LayeredMemory) -> None:
     mem.for_user("victim").add_tool_result("t-1", CANARY, tool_name="vault")
     mallory = mem.for_user("mallory")
     with pytest.raises(InvalidInputError, match="bound to user 'mallory'"):
@@ -124,7 +124,7 @@ def test_bug4_task_memory_belongs_to_its_user(mem: LayeredMemory) -> None:
     assert mem.get_task_memory("t-1", user_id="victim") == victim_memory
 
 
-def test_bug6_clear_session_deletes_that_session_only(mem: LayeredMemory) -> None:
+def test_clear_session_deletes_that_session_only(mem: LayeredMemory) -> None:
     for session in ("telegram:1", "telegram:10"):
         mem.add_messages([
             {"message_id": f"{session}-{i}", "chat_id": session, "user_id": "u1", "content": f"msg {i} in {session}",
@@ -140,7 +140,7 @@ def test_bug6_clear_session_deletes_that_session_only(mem: LayeredMemory) -> Non
     assert len(mem.get_session_messages("u1", "telegram:10")) == 6
 
 
-def test_bug5_a_colliding_id_never_returns_another_users_message(mem: LayeredMemory) -> None:
+def test_a_colliding_id_never_returns_another_users_message(mem: LayeredMemory) -> None:
     # m0 in chat c-victim is the victim's; mallory sending the same (chat, id) is a collision, not a retry
     with pytest.raises(InvalidInputError, match="another user's message"):
         mem.for_user("mallory").add_message(message_id="m0", chat_id="c-victim", user_id="mallory", content="mine?")
