@@ -217,11 +217,28 @@ class ChatRegistry:
                 merged.update((m.ref, m) for m in self.records.window(tenant, user_id=bot, session_key=session_key, limit=limit))
         return sorted(merged.values(), key=lambda m: (m.seq or 0, m.create_time))[-limit:] if limit else []
 
+    def _sources(self, tenant: str, user_id: str, session_key: str, member: Iterable[str] | None = None) -> list[dict[str, str]]:
+        """Where ``user_id``'s view of a session is read from: their own messages, and each of their member
+        chats (``member``, read when not given) that carries the session."""
+        member = self.member_chats(tenant, user_id) if member is None else member
+        carried = set(self.chats_of_session(tenant, session_key)) & set(member)
+        return [{"user_id": user_id}, *({"chat_id": c} for c in sorted(carried))]
+
+    def after(self, tenant: str, user_id: str, session_key: str, after_seq: int, limit: int, *,
+              member: Iterable[str] | None = None) -> list[Message]:
+        """Up to ``limit`` messages of the session after ``after_seq`` that ``user_id`` sees (``window``'s rule:
+        the member chats' messages, whoever wrote them, and the bot's replies), oldest first."""
+        found: dict[Any, Message] = {}
+        bots = [{"user_id": b} for b in sorted(self.bots - {user_id})]
+        for where in [*self._sources(tenant, user_id, session_key, member), *bots]:
+            page = self.records.scan_messages(tenant, session_key=session_key, after_seq=after_seq, limit=limit, **where)
+            found.update((m.ref, m) for m in page)
+        return sorted(found.values(), key=lambda m: (m.seq or 0, m.create_time))[:limit]
+
     def session_messages(self, tenant: str, user_id: str, session_key: str) -> list[Message]:
         """Every message of the session that ``user_id`` sees (``window`` without a limit), oldest first."""
-        chats = set(self.chats_of_session(tenant, session_key)) & self.member_chats(tenant, user_id)
         found: dict[Any, Message] = {}
-        for where in [{"user_id": user_id}, *({"chat_id": c} for c in sorted(chats))]:
+        for where in self._sources(tenant, user_id, session_key):
             after = 0
             while True:
                 page = self.records.scan_messages(tenant, session_key=session_key, after_seq=after, limit=1000, **where)

@@ -24,8 +24,8 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from ..index.points import message_payload, message_point_id, point_id
-from ..models import Message, MessageRef, parse_time
-from .lines import MemoryLine
+from ..models import MessageRef, parse_time
+from .lines import MemoryLine, speaker_name
 from .ranking import (
     DOCUMENT_SHARE, FACT_SHARE, NEIGHBOUR_SHARE, PROFILE_VALUE, TOPIC_SHARE, Candidate, as_candidates, content_size, rank_value, terms_of,
 )
@@ -110,17 +110,11 @@ def message_candidates(
                 if share > known.value:
                     known.value, known.kind, known.parent = share, "neighbour", parent
                 continue
-            item = MemoryLine(m.content, key, m.create_time, _speaker(m), sources=())
+            item = MemoryLine(m.content, key, m.create_time, speaker_name(m.role, m.user_name, m.user_id), sources=())
             nb = Candidate(item, parent.block, "neighbour", share, analyzer=analyzer, parent=parent)
             out.append(nb)
             by_key[key] = nb
     return [c for c in out if c.value > 0]
-
-
-def _speaker(m: Message) -> str:
-    from .lines import speaker_name
-
-    return speaker_name(m.role, m.user_name, m.user_id)
 
 
 def topic_candidates(core: Kernel, view: Scope, text: str, vector: Any) -> list[Candidate]:

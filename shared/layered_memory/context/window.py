@@ -35,15 +35,9 @@ def session_after(chats: ChatRegistry, tenant: str, view: Scope, hit: Message | 
     group chat the next turn is whoever wrote it."""
     seq = int(getattr(hit, "seq", 0) or 0)
     session = str(getattr(hit, "session_key", "") or "")
-    user = view.bound_user
-    records = chats.records
-    where: list[dict[str, str]] = [{"user_id": user}] if user else []
-    where += [{"chat_id": c} for c in sorted(set(chats.chats_of_session(tenant, session)) & set(view.chats or ()))]
-    where += [{"user_id": b} for b in sorted(chats.bots - {user})] if where else []
-    found: dict[Any, Message] = {}
-    for w in where:
-        found.update((m.ref, m) for m in records.scan_messages(tenant, session_key=session, after_seq=seq, limit=limit, **w))
-    return sorted(found.values(), key=lambda m: (m.seq or 0, m.create_time))[:limit]
+    if view.bound_user is None:
+        return []
+    return chats.after(tenant, view.bound_user, session, seq, limit, member=view.chats or ())
 
 
 def visible_scope(chats: ChatRegistry, scope: Scope, user_id: str) -> Scope:
