@@ -6,11 +6,11 @@
 The stages and what they read:
 
 1. window (``window.session_window``), session summary, user data: the record store;
-2. recall (needs an embedder, a vector index and ``include_vector``): read-your-writes
-   (``candidates.read_your_writes``), the query embedded once, one message search over everything the
-   user may see (the window excluded inside the index), the following turn of the best hits, the
-   user's topic summaries and facts, documents when asked; the dense vectors of the recalled points
-   (one index read) for the relevance floor;
+2. recall (needs an embedder, a vector index and ``include_vector``): the query embedded once, then each
+   memory source in order (``sources``: the message search over everything the user may see with
+   read-your-writes and the turn after the best hits, topic summaries, profile and facts, documents when
+   asked; a source of your own plugs in beside them); the dense vectors of the recalled points (one
+   index read) for the relevance floor;
 3. rank and assemble (``ranking``, ``assemble``): pure code over what was read.
 """
 
@@ -20,14 +20,11 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..retrieval.plan import aligned_vectors, plan_search
 from ..session_summaries import SessionSummaries
 from .assemble import assemble
-from .candidates import (
-    document_candidates, fact_candidates, message_candidates, message_key, read_your_writes, topic_candidates,
-)
 from .lines import Context, context_tokens
 from .ranking import Candidate, rescaled, score_relevance, terms_of
+from .sources import DocumentSource, MemorySource, Recall, default_sources, gather
 from .window import session_window, visible_scope
 
 if TYPE_CHECKING:
@@ -35,10 +32,6 @@ if TYPE_CHECKING:
     from ..kernel import Kernel
 
 LayeredMemory = Any  # the facade handle (engine.LayeredMemory) the call came through: its public methods only
-
-MAX_SEARCH_K = 100
-MIN_SEARCH_K = 10
-LINE_TOKENS = 20
 
 
 def _ms(t0: float) -> float:
@@ -54,25 +47,13 @@ def _queries(handle: LayeredMemory, user_id: str, query: str | None, window: Seq
 
 
 def recall(core: Kernel, handle: LayeredMemory, user_id: str, session_id: str, texts: list[str], window: Sequence[Message],
-           with_docs: bool, budget: int) -> list[Candidate]:
-    """Every candidate the tiers offer for ``texts`` (the first is the question), scored for relevance."""
-    tenant = handle.tenant_id
-    cfg = core.settings.memory
-    # as many candidates as lines could fit (about LINE_TOKENS a line), never more than the caps
-    k = max(1, min(MAX_SEARCH_K, cfg.relevant_memory_k + cfg.conversation_memory_k, max(MIN_SEARCH_K, budget // LINE_TOKENS)))
+           with_docs: bool, budget: int, sources: Sequence[MemorySource] | None = None) -> list[Candidate]:
+    """Every candidate ``sources`` offer for ``texts`` (the first is the question; default:
+    ``sources.default_sources``), scored for relevance."""
     view = visible_scope(core.chats, handle.scope, user_id)
-    plan = plan_search(view.spec(), texts, filters={"kind": "message"}, k=k, max_query_chars=core.settings.retrieval.max_query_chars)
-    read_your_writes(core, tenant, plan, core.settings.context.read_your_writes)
     vectors = [core.embedder.embed_query(t) for t in texts]  # type: ignore[union-attr]
-    refs = [m.ref for m in window]
-    res = core.searcher.execute(plan, tenant, exclude_ids=refs, query_vectors=aligned_vectors(plan, texts, vectors), snippets=False)
-    window_keys = {message_key(m) for m in window}
-    query_terms = frozenset(t for text in texts for t in terms_of(core.analyzer, text))
-    cands = message_candidates(core, view, session_id, res.hits, window_keys, query_terms=query_terms)
-    cands += topic_candidates(core, view, texts[0], vectors[0])
-    cands += fact_candidates(core, handle.scope, user_id, texts[0], vectors[0])
-    if with_docs:
-        cands += document_candidates(core, handle.for_user(user_id).documents, texts[0])
+    cands = gather(default_sources(with_docs) if sources is None else sources,
+                   Recall(core, handle, user_id, session_id, view, texts, vectors, window, budget))
     dense = _dense(core, [c.vector_id for c in cands if c.vector_id], vectors)
     score_relevance(cands, [set(terms_of(core.analyzer, t)) for t in texts], dense, core.settings.context.relevance_floor)
     return cands
@@ -108,9 +89,11 @@ def _dense(core: Kernel, ids: list[str], query_vectors: list[Any]) -> dict[str, 
 
 def build_context(
     core: Kernel, handle: LayeredMemory, user_id: str, session_id: str, query: str | None, include_vector: bool, max_tokens: int | None,
-    *, task_id: str | None = None, with_docs: bool = False,
+    *, task_id: str | None = None, with_docs: bool = False, sources: Sequence[MemorySource] | None = None,
 ) -> Context:
-    """The context of ``user_id``'s session ``session_id`` (arguments already checked)."""
+    """The context of ``user_id``'s session ``session_id`` (arguments already checked). ``sources``: the
+    memory sources to recall from (default ``sources.default_sources(with_docs)``); they are read when
+    the engine has an embedder and a vector index; without them only documents are, when asked (BM25)."""
     t_start = time.perf_counter()
     cfg = core.settings.memory
     budget = max_tokens if max_tokens is not None else core.settings.context.max_tokens
@@ -123,9 +106,10 @@ def build_context(
     t0 = time.perf_counter()
     texts = _queries(handle, user_id, query, window, task_id)
     if texts and include_vector and core.embedder is not None and core.index is not None:
-        cands = recall(core, handle, user_id, session_id, texts, window, with_docs, budget)
+        cands = recall(core, handle, user_id, session_id, texts, window, with_docs, budget, sources)
     elif texts and with_docs:  # documents without the message tiers (no embedder: BM25 documents)
-        cands = document_candidates(core, handle.for_user(user_id).documents, texts[0])
+        view = visible_scope(core.chats, handle.scope, user_id)
+        cands = gather([DocumentSource()], Recall(core, handle, user_id, session_id, view, texts, [], window, budget))
         score_relevance(cands, [set(terms_of(core.analyzer, t)) for t in texts], {})
     timings["recall"] = _ms(t0)
     t0 = time.perf_counter()
