@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from .chats import ChatRegistry
     from .config import LayeredMemorySettings
     from .index.background import BackgroundIndexer, OutboxSource
-    from .indexing import Indexer
-    from .message_search import SearchService
+    from .index.indexer import Indexer
+    from .index.search import SearchService
     from .models import Message
     from .providers.base import ChatModel, Embedder
     from .retrieval.analyzer import Analyzer

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from .edits import content_hash, finish_intent
 from .index.background import OutboxSource
-from .index.points import message_point_id, scope_filter
-from .indexing import MESSAGES, MessageOutbox, scroll_all
+from .index.indexer import MessageOutbox
+from .index.points import MESSAGES, message_point_id, scope_filter, scroll_all
 from .kinds import DRIFT, BaseKind, Suspect, count_points, iter_messages, report
 from .models import Message, MessageRef
 

@@ -27,14 +27,15 @@ from .config import LayeredMemorySettings
 from .errors import ConfigurationError, InvalidInputError
 from .index import Scope
 from .index.background import BackgroundIndexer
-from .indexing import MESSAGES, Indexer
+from .index.indexer import Indexer
+from .index.points import MESSAGES
+from .index.search import SearchService
 from .kernel import Kind
 from .models import Message
 from .providers.base import ChatModel, Embedder
 from .providers.tokens import get_token_counter
 from .retrieval.analyzer import Analyzer
 from .retrieval.bm25 import BM25Encoder
-from .message_search import SearchService
 from .chats import ChatRegistry
 from .sessions import SessionRegistry
 from .stores.base import RecordStore, VectorIndex

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..index.outbox import Target, pending_refs
-from ..indexing import scroll_all
+from ..index.points import scroll_all
 from ..kinds import RecordKind, report
 from ..progress import report as progress
 from ..stores.base import RecordStore, iter_docs

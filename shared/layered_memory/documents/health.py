@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from ..index import Scope
-from ..index.points import point_id, scope_filter
-from ..indexing import OUTBOX, scroll_all
+from ..index.intents import INTENTS
+from ..index.points import point_id, scope_filter, scroll_all
 from ..kinds import BaseKind
 from ..stores.base import RecordStore, iter_docs
 from .store import CHUNKS, CODE_KIND, DOC_KIND, REPOS, SOURCES, VECTORS, SourceStore
@@ -55,7 +55,7 @@ def check_documents(core: Kernel, tenant: str, repair: bool = False) -> dict[str
             n_stale += 1
         else:
             expected[point_id(tenant, src.get("kind", DOC_KIND), key)] = skey
-    pending = sum(1 for _, d in iter_docs(records, tenant, OUTBOX, page=PAGE) if d.get("op") == "doc")
+    pending = sum(1 for _, d in iter_docs(records, tenant, INTENTS, page=PAGE) if d.get("op") == "doc")
     out = {
         "records": n_chunks, "points": 0, "missing": 0, "orphans": 0, "stale": n_stale, "pending": pending,
         "documents": sum(1 for d in sources.values() if d.get("kind", DOC_KIND) == DOC_KIND),

@@ -33,7 +33,7 @@ from ..index.collection import Entry, IndexedCollection
 from ..filterspec import Condition, Eq, Range
 from ..index.outbox import PENDING, Target, mark, write_sparse
 from ..index.points import point_id
-from ..indexing import drop_intent, put_intent
+from ..index.intents import drop_intent, put_intent
 from ..models import check_json, iso, parse_time, utcnow
 
 if TYPE_CHECKING:
@@ -340,7 +340,7 @@ class Items:
 
     def repair(self, dkey: str, namespace: tuple[str, ...]) -> None:
         """Bring one item's point and its namespace counter in line with the RecordStore (idempotent): the
-        drain of an interrupted ``put`` / ``delete`` (``doctor.drain_outbox``)."""
+        drain of an interrupted ``put`` / ``delete`` (``doctor.drain_intents``)."""
         with self._runtime.write_lock:
             doc = self._runtime.records.get_docs(self.tenant, self._docs, [dkey])[0]
             if doc is not None:

@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..index import Scope
 from ..index.outbox import Target, pending_refs
-from ..index.points import point_id, scope_filter
-from ..indexing import scroll_all
+from ..index.points import point_id, scope_filter, scroll_all
 from ..kinds import DRIFT, RecordKind, count_points, report
 from ..progress import report as progress
 from ..stores.base import iter_docs

@@ -16,8 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..index.outbox import Target, pending_refs
-from ..index.points import point_id, scope_filter
-from ..indexing import MESSAGES, scroll_all
+from ..index.points import MESSAGES, point_id, scope_filter, scroll_all
 from ..kinds import BaseKind, RecordKind, count_points, iter_messages, report
 from ..progress import report as progress
 from ..stores.base import RecordStore, iter_docs

@@ -1,69 +1,32 @@
-"""The write side of the vector index: payloads, BM25 sparse vectors, dense embeddings, the outbox.
+"""The write side of the message index: payloads, BM25 sparse vectors, dense embeddings, and
+``PendingMessages``, the background writer's source over the messages' pending flag.
 
 The RecordStore is written first (durable); messages stay ``pending`` there until the index has
 them. ``Indexer.flush`` indexes whatever is pending, so a crash between the two writes is repaired
-on the next start or by ``reindex``.
-
-Deletes go the other way round: an intent document in the RecordStore collection ``index_outbox``
-is written before the records are deleted and removed after their points are gone. An intent left
-behind by a crash or an index fault is drained (``doctor.drain_outbox``) by the next
-``sync_index``/``process``/open: the points of the intent's scope whose records no longer exist
-are deleted; points of records that still exist stay. Draining is idempotent.
+on the next start or by ``reindex``. Deletes go the other way round: see ``index.intents``.
 """
 
 from __future__ import annotations
 
 import logging
-import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from ._lazy import qdrant_models as models
-from .progress import report
-
-from .errors import ConfigurationError
-from .index.points import (  # noqa: F401  (re-exported: the write side's callers import them from here)
-    legacy_message_point_id, message_payload, message_point_id, point_id, scope_filter, speaker,
-)
-from .models import Message, MessageRef
-from .providers.base import Embedder
-from .retrieval.analyzer import Analyzer
-from .retrieval.bm25 import BM25Encoder
-from .stores.base import INDEX_UPGRADES, MESSAGE_POINTS_V2, RecordStore, VectorIndex, VectorPoint
+from .._lazy import qdrant_models as models
+from ..errors import ConfigurationError
+from ..models import Message, MessageRef
+from ..progress import report
+from ..providers.base import Embedder
+from ..retrieval.analyzer import Analyzer
+from ..retrieval.bm25 import BM25Encoder
+from ..stores.base import INDEX_UPGRADES, MESSAGE_POINTS_V2, RecordStore, VectorIndex, VectorPoint
+from .points import legacy_message_point_id, message_payload, message_point_id, scope_filter, scroll_all, speaker
 
 logger = logging.getLogger(__name__)
 
-MESSAGES = "messages"
-OUTBOX = "index_outbox"  # delete intents not yet confirmed in the index (see the module docstring)
-SCROLL_PAGE = 512
 INDEX_CONTEXTS = ("neighbour", "speaker", "text")
 PREVIOUS_CHARS = 300
 CONTEXT_GAP = 6 * 3600.0  # seconds: an older turn of the chat is not the context of a message
-
-
-def scroll_all(index: VectorIndex, collection: str, flt: Any, page: int = SCROLL_PAGE) -> Iterator[list[Any]]:
-    """Every point of ``collection`` matching ``flt``, page by page (nothing when the collection is missing)."""
-    if not index.has_collection(collection):
-        return
-    offset = None
-    while True:
-        hits, offset = index.scroll(collection, filter=flt, limit=page, offset=offset)
-        if hits:
-            yield hits
-        if offset is None or not hits:
-            return
-
-
-def put_intent(records: RecordStore, tenant: str, op: str, **fields: Any) -> str:
-    """Record a delete intent before the delete (durable); returns its key for ``drop_intent``."""
-    key = f"{op}|{uuid.uuid4().hex}"
-    records.put_docs(tenant, OUTBOX, {key: {"op": op, **fields}})
-    return key
-
-
-def drop_intent(records: RecordStore, tenant: str, key: str) -> None:
-    """The delete reached the index: forget the intent."""
-    records.delete_docs(tenant, OUTBOX, [key])
 
 
 class Indexer:
