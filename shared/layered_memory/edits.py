@@ -10,7 +10,7 @@ unchanged, whatever the new content says (a retry must not duplicate or overwrit
 an edit, and says so.
 
 **Edit** (under the engine's write lock): the record takes the new text (``metadata["edited_at"]`` records
-when) and goes back to the index outbox in the same atomic write (``update_messages(reindex=True)``); its
+when) and is pending for the index again in the same atomic write (``update_messages(reindex=True)``); its
 BM25 point is rewritten at once and the dense vector follows through the index writer, as for a new message
 (sync mode: the full point at once). Then everything derived from the old text:
 
@@ -185,7 +185,7 @@ class MessageEdits:
 
 # -- what follows a changed record (also run again by finish_intent after a crash; each step idempotent) ----
 def _bump(core: Kernel, tenant: str, refs: list[MessageRef]) -> None:
-    """Tell this process's index writer that these messages go back to the outbox (``Indexer.bump``)."""
+    """Tell this process's index writer that these messages are pending again (``Indexer.bump``)."""
     if core.background is not None:
         core.indexer.bump(tenant, refs)
 
@@ -229,7 +229,7 @@ def _facts(core: Kernel, tenant: str, ref: MessageRef, user_id: str, topic_id: s
 
 def after_edit(core: Kernel, tenant: str, msg: Message, why: dict[str, Any]) -> Message | None:
     """Derived state after a text edit: the next turn's point, summaries, topic, facts. Returns the next turn
-    when it went back to the index outbox (the caller wakes the writer for it)."""
+    when it is pending for the index again (the caller wakes the writer for it)."""
     from .session_summaries import mark_stale
     from .topics.edits import on_edited
 

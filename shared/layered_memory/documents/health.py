@@ -7,9 +7,9 @@
 ``records`` counts chunk records; a chunk is expected as a point when its key carries its source's
 committed version (``SourceStore.replace``). ``stale`` counts chunk records of another version or of a
 source that is gone (a write stopped between its steps), ``missing`` committed chunks without a point,
-``orphans`` points without a committed chunk, ``pending`` interrupted document writes still in the
-outbox. Repair drops the orphan points, then lets ``SourceStore.repair`` of each affected source drop
-its stale chunks and re-create its missing points from the records (the same repair the outbox drain
+``orphans`` points without a committed chunk, ``pending`` interrupted document writes (their delete
+intents). Repair drops the orphan points, then lets ``SourceStore.repair`` of each affected source drop
+its stale chunks and re-create its missing points from the records (the same repair finishing the intent
 runs): idempotent, nothing re-embedded that has a point.
 """
 
@@ -93,7 +93,7 @@ def counts_differ(core: Kernel, tenant: str) -> bool:
 
 
 class DocumentKind(BaseKind):
-    """Chunks are written by ``mem.documents`` itself (no writer outbox); its ``pending`` counts
+    """Chunks are written by ``mem.documents`` itself (nothing pending for the writer); its ``pending`` counts
     interrupted writes (intents ``doc``), which the drain finishes (``SourceStore.repair``)."""
 
     name = "documents"

@@ -203,7 +203,7 @@ class SourceStore:
         return n
 
     def repair(self, skey: str) -> None:
-        """The outbox drain of an interrupted replace / remove: drop chunks of other versions (idempotent)."""
+        """Finishing the intent of an interrupted replace / remove: drop chunks of other versions (idempotent)."""
         with self.runtime.write_lock:
             doc = self.get([skey])[0]
             keep = f"{skey}#{doc['version']}:" if doc else None

@@ -63,7 +63,7 @@ class Indexer:
         self._upgraded: set[str] = set()  # tenants checked for the schema v2 point upgrade
         # The previous turn each BM25-only point was written with (see index_sparse): refs, never texts.
         self.previous_refs: dict[tuple[str, MessageRef], MessageRef | None] = {}
-        # Messages put back in the outbox by an edit in this process (see bump): (tenant, ref) -> generation.
+        # Messages made pending again by an edit in this process (see bump): (tenant, ref) -> generation.
         self.generations: dict[tuple[str, MessageRef], int] = {}
         if index is not None:
             index.ensure_collection(collection, dense_dim=embedder.dim if embedder else None, embedder=embedder.name if embedder else None)
@@ -184,7 +184,7 @@ class Indexer:
         self, tenant: str, messages: Sequence[Message], carry: dict[str, Message] | None = None,
         *, legacy: bool = False,
     ) -> None:
-        """Upsert the points of stored messages and clear them from the outbox. ``legacy``: the
+        """Upsert the points of stored messages and clear their pending flag. ``legacy``: the
         tenant's points may still sit at schema 1 ids; their vectors are reused, then they are deleted."""
         if self.index is None or not messages:
             return
@@ -253,7 +253,7 @@ class Indexer:
 
     def index_sparse(self, tenant: str, messages: Sequence[Message]) -> None:
         """The write path of the background mode: BM25 points of new messages (keyword search sees them
-        at once), no dense vector yet; the messages stay pending until ``MessageOutbox`` embeds them.
+        at once), no dense vector yet; the messages stay pending until ``PendingMessages`` embeds them.
         Each one's previous turn is remembered (by ref), so the dense vector embeds the very text BM25 indexed."""
         if self.index is None or not messages:
             return
@@ -264,7 +264,7 @@ class Indexer:
             self.previous_refs[(tenant, m.ref)] = prev.ref if prev is not None else None
 
     def bump(self, tenant: str, refs: Sequence[MessageRef]) -> None:
-        """An edit (under the engine's write lock) is about to put these messages back in the outbox: a writer
+        """An edit (under the engine's write lock) is about to make these messages pending again: a writer
         batch that read them before must neither upsert its old points nor clear the new pending flag."""
         if len(self.generations) > 100_000:  # settled entries are dropped by the writer; this bounds the rest
             self.generations.clear()
@@ -319,7 +319,7 @@ class Indexer:
         return done
 
     def upsert_messages(self, tenant: str, messages: Sequence[Message], previous: dict[MessageRef, Message | None]) -> None:
-        """Index stored messages with their previous turns known (the repair path) and clear them from the outbox."""
+        """Index stored messages with their previous turns known (the repair path) and clear their pending flag."""
         if self.index is None or not messages:
             return
         self.index.upsert(self.collection, self.points(messages, previous))
@@ -341,13 +341,13 @@ class Indexer:
         return found
 
 
-class MessageOutbox:
-    """The messages' outbox for the background writer: the record store's pending flag, set in the same
+class PendingMessages:
+    """The messages pending for the background writer (a ``PendingSource``): the record store's pending flag, set in the same
     transaction as the message (``put_messages``), cleared once the message's full point is written.
 
     ``index`` embeds and builds the points outside the engine's write lock and upserts under it: it
     reads the messages again there, so a message deleted meanwhile gets no point back, and the payload
-    is the stored one (a topic set since is kept). The outbox is cleared after the lock is released.
+    is the stored one (a topic set since is kept). The flag is cleared after the lock is released.
     Points are upserted whole: a search sees the BM25-only point or the full one, never a half of either."""
 
     name = "messages"
@@ -403,7 +403,7 @@ class MessageOutbox:
                first: dict[MessageRef, int | None]) -> int:
         """Embed ``msgs`` (own text and context, outside the lock), upsert their points under it (re-read: a
         message deleted meanwhile gets no point back, a changed one its new payload, one edited since
-        ``first`` none, one whose turn before was deleted no context), clear ``refs`` from the outbox."""
+        ``first`` none, one whose turn before was deleted no context), clear the pending flag of ``refs``."""
         ix = self.indexer
         gens = ix.generations
         texts = {m.ref: ix.indexed_texts(m, previous.get(m.ref)) for m in msgs}
@@ -411,7 +411,7 @@ class MessageOutbox:
         known = {m.ref: v for m, v in zip(msgs, pairs)}
         built = dict(zip((m.ref for m in msgs), ix.points(msgs, previous, known, texts=[texts[m.ref] for m in msgs])))
         with self.lock:  # short: a read and an upsert (the writes waiting for it are single adds)
-            # edited since the first read (text or previous turn): no old point, and they stay in the outbox
+            # edited since the first read (text or previous turn): no old point, and they stay pending
             edited = {r for r in refs if gens.get((tenant, r)) != first.get(r)} if gens else set()
             fresh = [m for m in ix.records.get_messages(tenant, [m.ref for m in msgs]) if m is not None and m.ref not in edited]
             read = {m.ref: m for m in msgs}

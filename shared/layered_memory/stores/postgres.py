@@ -370,7 +370,7 @@ class PostgresRecordStore:
 
     def update_messages(self, tenant: str, messages: Sequence[Message], *, reindex: bool = False) -> None:
         """Overwrite stored messages by (chat_id, message_id), keeping ``seq``; the indexed flag too, unless
-        ``reindex`` puts them back in the index outbox (in the same transaction).
+        ``reindex`` makes them pending for the index again (in the same transaction).
 
         Raises:
             NotFoundError: a message is not stored (nothing is written then).
@@ -508,7 +508,7 @@ class PostgresRecordStore:
             cur.execute(f"SELECT tenant FROM {self._s}.lm_tenants ORDER BY tenant")
             return [r[0] for r in cur.fetchall()]
 
-    # -- indexing outbox ------------------------------------------------------------------------
+    # -- pending for the index ------------------------------------------------------------------
     def pending_index(self, tenant: str, limit: int = 1000) -> list[MessageRef]:
         tenant, limit = check_tenant(tenant), check_limit(limit)
         if limit == 0:

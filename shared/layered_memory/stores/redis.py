@@ -8,7 +8,7 @@ cluster slot and the Lua scripts and MULTI blocks below may touch all of its key
     T seq                  STRING per-tenant counter (INCR), never reused
     T all                  ZSET  <chat_id>|<message_id> scored by seq (scan, count); the ZSETs
                                  below hold the same members
-    T pend                 ZSET  by seq: the index outbox
+    T pend                 ZSET  by seq: the messages pending for the index
     T s:<user>|<session>   ZSET  one user's session by seq (window)
     T u:<user>             ZSET  one user's messages by seq
     T c:<chat>             ZSET  one chat's messages by seq
@@ -398,7 +398,7 @@ class RedisRecordStore:
 
     def update_messages(self, tenant: str, messages: Sequence[Message], *, reindex: bool = False) -> None:
         """Overwrite stored messages by (chat_id, message_id), keeping ``seq``; the pending flag too, unless
-        ``reindex`` puts them back in the index outbox (in the same script).
+        ``reindex`` makes them pending for the index again (in the same script).
 
         Raises:
             NotFoundError: a message is not stored (nothing is written then).
@@ -545,7 +545,7 @@ class RedisRecordStore:
         with self._errors("tenants"):
             return sorted(_text(t) for t in self.client.smembers(f"{self.prefix}:tenants"))
 
-    # -- indexing outbox ------------------------------------------------------------------------
+    # -- pending for the index ------------------------------------------------------------------
     def pending_index(self, tenant: str, limit: int = 1000) -> list[MessageRef]:
         base, limit = self._base(tenant), check_limit(limit)
         if limit == 0:
