@@ -215,3 +215,26 @@ def test_a_failing_memory_source_leaves_the_others_standing(mem, caplog):
     ctx = build_context(mem._core, mem, "u1", "s1", QUESTION, True, 2000, sources=[_Broken(), *default_sources()])
     assert ANSWER in ctx.text
     assert "memory source 'broken' failed (RuntimeError: calendar service down)" in caplog.text
+
+
+def test_relevance_from_the_search_scores_equals_asking_the_index(mem, monkeypatch):
+    """The message search hands its exact dense scores to the relevance floor (no second index read for
+    those points): every candidate's relevance is the same as when the index is asked for all of them."""
+    import layered_memory.context.build as build
+
+    window = mem.get_session_messages("u1", "s1", limit=mem.settings.memory.short_term_window)
+    asked: list[int] = []
+    real = build._dense
+
+    def spy(core, ids, vectors, known=None):
+        asked.append(len([i for i in dict.fromkeys(ids) if i not in (known or {})]))
+        return real(core, ids, vectors, known)
+
+    for q in (QUESTION, "Lisbon hotel by the river", "whales documentary", "How do I rotate the Kubernetes token?"):
+        monkeypatch.setattr(build, "_dense", spy)
+        fast = {c.key: c.relevance for c in recall(mem._core, mem, "u1", "s1", [q], window, False, 2000)}
+        monkeypatch.setattr(build, "_dense", lambda core, ids, vectors, known=None: real(core, ids, vectors, None))
+        slow = {c.key: c.relevance for c in recall(mem._core, mem, "u1", "s1", [q], window, False, 2000)}
+        assert fast.keys() == slow.keys() and all(abs(fast[k] - slow[k]) < 1e-6 for k in fast), q
+    n_candidates = len(fast)
+    assert max(asked) < n_candidates / 2  # most came from the search itself

@@ -52,17 +52,18 @@ def recall(core: Kernel, handle: LayeredMemory, user_id: str, session_id: str, t
     ``sources.default_sources``), scored for relevance."""
     view = visible_scope(core.chats, handle.scope, user_id)
     vectors = [core.embedder.embed_query(t) for t in texts]  # type: ignore[union-attr]
-    cands = gather(default_sources(with_docs) if sources is None else sources,
-                   Recall(core, handle, user_id, session_id, view, texts, vectors, window, budget))
-    dense = _dense(core, [c.vector_id for c in cands if c.vector_id], vectors)
+    request = Recall(core, handle, user_id, session_id, view, texts, vectors, window, budget)
+    cands = gather(default_sources(with_docs) if sources is None else sources, request)
+    dense = _dense(core, [c.vector_id for c in cands if c.vector_id], vectors, request.cosines)
     score_relevance(cands, [set(terms_of(core.analyzer, t)) for t in texts], dense, core.settings.context.relevance_floor)
     return cands
 
 
-def _dense(core: Kernel, ids: list[str], query_vectors: list[Any]) -> dict[str, float]:
+def _dense(core: Kernel, ids: list[str], query_vectors: list[Any], known: dict[str, float] | None = None) -> dict[str, float]:
     """Calibrated cosines of the recalled points and the closest query: per query vector, the mean of the
-    cosines of a point's two vectors (its own text, its context; the search's dense side), computed by
-    the index over those points only (one batch; no vector leaves it)."""
+    cosines of a point's two vectors (its own text, its context; the search's dense side). ``known``: the
+    raw scores the message search already read exactly (``SearchService.execute(cosines=...)``); the
+    index is asked for the others only (one batch over those points; no vector leaves it)."""
     if not ids or core.index is None or core.embedder is None:
         return {}
     from .._lazy import qdrant_models as models
@@ -73,17 +74,20 @@ def _dense(core: Kernel, ids: list[str], query_vectors: list[Any]) -> dict[str, 
     floor, topical = embedder_calibration(core.embedder)
     floor = t.similarity_floor if t.similarity_floor is not None else floor
     topical = t.similarity_topical if t.similarity_topical is not None else topical
+    known = known or {}
     ids = list(dict.fromkeys(ids))
-    only = models.Filter(must=[models.HasIdCondition(has_id=ids)])
-    n = len(ids)
-    requests = [IndexQuery(dense=v, filter=only, limit=n, prefetch_limit=n, payload=False, using=using)
-                for v in query_vectors for using in ("dense", "context")]
-    got = core.index.query_batch(core.indexer.collection, requests)
-    cos: dict[str, float] = {}
-    for own, ctx in zip(got[0::2], got[1::2]):
-        context = {h.id: h.score for h in ctx}
-        for h in own:  # a point without a context vector (no turn before it): its text stands for both
-            cos[h.id] = max(cos.get(h.id, -1.0), (h.score + context.get(h.id, h.score)) / 2)
+    cos = {i: known[i] for i in ids if i in known}
+    missing = [i for i in ids if i not in known]
+    if missing:
+        only = models.Filter(must=[models.HasIdCondition(has_id=missing)])
+        n = len(missing)
+        requests = [IndexQuery(dense=v, filter=only, limit=n, prefetch_limit=n, payload=False, using=using)
+                    for v in query_vectors for using in ("dense", "context")]
+        got = core.index.query_batch(core.indexer.collection, requests)
+        for own, ctx in zip(got[0::2], got[1::2]):
+            context = {h.id: h.score for h in ctx}
+            for h in own:  # a point without a context vector (no turn before it): its text stands for both
+                cos[h.id] = max(cos.get(h.id, -1.0), (h.score + context.get(h.id, h.score)) / 2)
     return rescaled(cos, floor, topical, TOPICAL_LEVEL)
 
 

@@ -58,6 +58,7 @@ class Recall:
     window: Sequence[Message]
     budget: int
     window_keys: set[str] = field(default_factory=set)
+    cosines: dict[str, float] = field(default_factory=dict)  # the message search's exact dense scores, per point id
 
     @property
     def question(self) -> str:
@@ -93,8 +94,11 @@ class MessageSource:
         plan = plan_search(recall.view.spec(), recall.texts, filters={"kind": "message"}, k=search_depth(core, recall.budget),
                            max_query_chars=core.settings.retrieval.max_query_chars)
         read_your_writes(core, recall.view.tenant, plan, core.settings.context.read_your_writes)
+        # one query: its dense scores are the relevance floor's cosines (several: the floor takes the best
+        # query per point, which the search's per-query lists do not say for every point)
+        cosines = recall.cosines if len(recall.texts) == 1 else None
         res = core.searcher.execute(plan, recall.view.tenant, exclude_ids=[m.ref for m in recall.window],
-                                    query_vectors=aligned_vectors(plan, recall.texts, recall.vectors), snippets=False)
+                                    query_vectors=aligned_vectors(plan, recall.texts, recall.vectors), snippets=False, cosines=cosines)
         query_terms = frozenset(t for text in recall.texts for t in terms_of(core.analyzer, text))
         return message_candidates(core, recall.view, recall.session_id, res.hits, recall.window_keys, query_terms=query_terms)
 
