@@ -26,7 +26,7 @@ from .context import Context, build_context, check_context_args
 from .edits import MessageEdits
 from .errors import InvalidInputError
 from .index import Scope, check_user_id
-from .indexing import OUTBOX, drop_intent, put_intent
+from .index.intents import INTENTS as OUTBOX, drop_intent, put_intent
 from .models import Message, MessageRef, SearchResult, check_id, check_refs
 from .providers.base import ChatModel, Embedder
 from .retrieval.plan import SearchPlan, plan_search
@@ -408,7 +408,7 @@ class LayeredMemory:
     def _drain_outbox(self) -> int:
         if not self._core.records.count_docs(self.tenant_id, OUTBOX):
             return 0
-        from .doctor import Tenant, drain_outbox
+        from .doctor import Tenant, drain_intents as drain_outbox
 
         return drain_outbox(Tenant(self._core, self.tenant_id))
 
