@@ -75,11 +75,12 @@ class MemorySource(Protocol):
 
 
 def search_depth(core: Kernel, budget: int) -> int:
-    """How many hits the message search returns: as many as lines could fit the budget (about
-    ``LINE_TOKENS`` a line), at least ``MIN_SEARCH_K``, never more than ``MAX_SEARCH_K`` or the two
-    blocks' caps (``memory.relevant_memory_k`` + ``memory.conversation_memory_k``)."""
+    """How many hits the message search returns: ``context.search_depth`` when set, else as many as lines
+    could fit the budget (about ``LINE_TOKENS`` a line), at least ``MIN_SEARCH_K``, at most ``MAX_SEARCH_K``;
+    never more than the two blocks' caps (``memory.relevant_memory_k`` + ``memory.conversation_memory_k``)."""
     cfg = core.settings.memory
-    return max(1, min(MAX_SEARCH_K, cfg.relevant_memory_k + cfg.conversation_memory_k, max(MIN_SEARCH_K, budget // LINE_TOKENS)))
+    wanted = core.settings.context.search_depth or min(MAX_SEARCH_K, max(MIN_SEARCH_K, budget // LINE_TOKENS))
+    return max(1, min(wanted, cfg.relevant_memory_k + cfg.conversation_memory_k))
 
 
 class MessageSource:

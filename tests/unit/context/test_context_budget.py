@@ -238,3 +238,18 @@ def test_relevance_from_the_search_scores_equals_asking_the_index(mem, monkeypat
         assert fast.keys() == slow.keys() and all(abs(fast[k] - slow[k]) < 1e-6 for k in fast), q
     n_candidates = len(fast)
     assert max(asked) < n_candidates / 2  # most came from the search itself
+
+
+def test_search_depth_setting_bounds_the_message_search(mem):
+    """``context.search_depth`` is how many hits the recalled blocks read; unset, the budget decides."""
+    from layered_memory.context.sources import search_depth
+
+    core = mem._core
+    assert [search_depth(core, b) for b in (60, 500, 2000, 4000)] == [10, 25, 100, 100]
+    mem.settings.context.search_depth = 3
+    try:
+        assert search_depth(core, 4000) == 3
+        ctx = mem.get_context_for_user("u1", "s1", query=QUESTION, max_tokens=4000)
+        assert sum(m.content.count("\n- ") for m in ctx if m.kind in ("memory", "conversation_memory")) <= 3 + 3  # hits + their next turns
+    finally:
+        mem.settings.context.search_depth = None
