@@ -115,6 +115,7 @@ class Kernel(Protocol):
     sessions: SessionRegistry
     chats: ChatRegistry  # who is in each chat: what a member sees of a group chat
     ensured_collections: set[str]  # vector collections already created
+    summary_jobs: set[tuple[str, str, str]]  # (tenant, user, session) whose summary to refresh: the write path queues
     write_lock: threading.RLock  # one writer at a time per engine
     background: BackgroundIndexer | None  # the outboxes and their writer thread (None without a vector index)
 
