@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import os
-import time
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -25,13 +24,14 @@ from .context import Context, build_context, check_context_args
 from .edits import MessageEdits
 from .errors import InvalidInputError
 from .index import Scope, check_user_id
+from .maintenance import Maintenance
 from .models import check_id
 from .providers.base import ChatModel, Embedder
 from .opening import check_tenants, embedded_stores, server_stores, settings_stores
 from .reads import MessageReads
 from .runtime import Runtime, build_runtime
 from .stores.base import RecordStore, VectorIndex
-from .session_summaries import SessionSummaries, stale_sessions
+from .session_summaries import SessionSummaries
 from .userdata import UserData
 from .writes import MessageWrites
 
@@ -85,6 +85,7 @@ class LayeredMemory:
         self._summaries = SessionSummaries(core, self.scope)
         self._user_data = UserData(core.records, self.scope)
         self._edits = MessageEdits(core, self.scope, self._writes.validate, self._writes.drain_outbox)
+        self._upkeep = Maintenance(core, self.scope)
 
     # -- delegations: messages (writes.py, reads.py) ---------------------------------------------
     check_messages = _delegate("_writes", MessageWrites, "check_messages")
@@ -115,6 +116,15 @@ class LayeredMemory:
     # a platform's edit or delete of one message (layered_memory.edits): re-indexed, summaries and facts marked stale
     edit_message = _delegate("_edits", MessageEdits, "edit_message")
     delete_message = _delegate("_edits", MessageEdits, "delete_message")
+    # maintenance (maintenance.py): process() and the index, the doctor, close
+    process = _delegate("_upkeep", Maintenance, "process")
+    sync_index = _delegate("_upkeep", Maintenance, "sync_index")
+    flush = _delegate("_upkeep", Maintenance, "flush")
+    status = _delegate("_upkeep", Maintenance, "status")
+    reindex = _delegate("_upkeep", Maintenance, "reindex")
+    doctor = _delegate("_upkeep", Maintenance, "doctor")
+    optimize = _delegate("_upkeep", Maintenance, "optimize")
+    close = _delegate("_upkeep", Maintenance, "close")
 
     # -- construction (which stores: opening.py) ------------------------------------------------
     @classmethod
@@ -286,95 +296,6 @@ class LayeredMemory:
 
         with_docs = wants_documents(include_documents, self._core.settings.documents)  # checked before any read
         return build_context(self._core, self, user_id, session_id, query, include_vector, max_tokens, task_id=task_id, with_docs=with_docs)
-
-    # -- maintenance --------------------------------------------------------------------------
-    def process(self) -> dict[str, int]:
-        """Run pending background work: finish interrupted deletes, index pending messages, refresh stale
-        summaries, thread messages (each step idempotent: safe to re-run after a crash)."""
-        core = self._core
-        done = {"indexed": self.sync_index(), "summaries": 0}
-        unbound = LayeredMemory(core, self.tenant_id)
-        core.summary_jobs.update(stale_sessions(core.records, self.tenant_id))  # summaries an edit or delete made stale
-        for job in sorted(j for j in core.summary_jobs if j[0] == self.tenant_id):
-            core.summary_jobs.discard(job)
-            before = unbound.get_summary(job[1], job[2])
-            after = unbound.refresh_summary(job[1], job[2])
-            done["summaries"] += int(after is not None and after != before)
-        for tier in (core.topics, core.knowledge):  # threading and topic summaries, then extraction from them
-            for name, n in tier.process(self.tenant_id).items():
-                done[name] = done.get(name, 0) + n
-        return done
-
-    def sync_index(self) -> int:
-        """Finish interrupted deletes, then index messages stored but not yet indexed (after a crash or
-        an embedder outage; in the background mode the writer does, this waits for it). Returns how
-        many messages were indexed."""
-        with self._core.write_lock:
-            self._writes.drain_outbox()
-        return self._core.sync_index(self.tenant_id)
-
-    def flush(self, timeout: float | None = None) -> bool:
-        """Wait until everything written so far is indexed, dense vectors included (the background
-        writer embeds them after ``add_message`` returns). False when ``timeout`` seconds passed first."""
-        return self._core.flush_index(timeout)
-
-    def status(self) -> dict[str, Any]:
-        """This tenant's indexing: ``mode``, ``pending`` per kind, ``lag_seconds`` (the oldest write not
-        yet indexed), lag P50/P95 of recent writes, ``failing`` and ``last_error``, ``hnsw`` per collection.
-        Refused on a handle bound to a user (it reports the whole tenant)."""
-        return self._core.index_status(self.scope)
-
-    def reindex(self) -> int:
-        """Rebuild this tenant's vector index from the RecordStore: messages, items, topic summaries and
-        agent interactions (orphan points are removed too). Returns how many records were indexed."""
-        from .doctor import Tenant, reindex
-
-        return reindex(Tenant(self._core, self.tenant_id))
-
-    def doctor(self, repair: bool = False) -> dict[str, Any]:
-        """Compare this tenant's records with the vector index and the topic tier; ``repair=True`` fixes what
-        differs. Returns per kind (messages, topic_summaries, items, agents, documents) records, points, pending,
-        missing and orphans, plus ``topics`` (unthreaded messages, wrong counters), ``outbox`` (interrupted
-        deletes) and ``ok``. See ``layered_memory.doctor``."""
-        from .doctor import Tenant, check
-
-        if self.bound_user:
-            raise InvalidInputError(
-                "doctor", self.bound_user, "checks the whole tenant; a handle bound to a user cannot run it",
-                "run it on the unbound engine (mem or mem.tenant(name))",
-            )
-        return check(Tenant(self._core, self.tenant_id), repair=repair)
-
-    def optimize(self) -> dict[str, float]:
-        """Build the ANN (HNSW) index of the embedded vector collections: maintenance, never run on
-        the request path (it blocks writes; minutes at 100k points on 2 cores). Until it runs,
-        Qdrant Edge searches exactly by brute force, which is fast enough below ~10k points per
-        scope. A Qdrant server optimizes by itself: nothing to do there. Returns seconds per collection."""
-        from .stores.base import MANUAL_OPTIMIZE
-
-        core = self._core
-        if core.index is None or MANUAL_OPTIMIZE not in core.index.capabilities:
-            return {}
-        out: dict[str, float] = {}
-        for name in sorted({core.indexer.collection, *core.ensured_collections}):
-            t0 = time.perf_counter()
-            if core.background is not None:  # recorded in status(); the write path does not wait on it
-                core.background.optimize(name)
-            else:
-                core.index.optimize(name)
-            out[name] = round(time.perf_counter() - t0, 3)
-        return out
-
-    def close(self) -> None:
-        core = self._core
-        if core.closed:
-            return
-        core.closed = True
-        if core.background is not None:  # drain for up to writer.close_timeout; the rest waits for the next open
-            core.background.close(core.settings.writer.close_timeout)
-        core.records.close()
-        if core.index is not None:
-            core.index.close()
 
     def __enter__(self) -> LayeredMemory:
         return self

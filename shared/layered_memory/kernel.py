@@ -50,12 +50,20 @@ class TopicTier(Protocol):
         """The tenant's topic summaries (``topics.summaries.Summarizer``): their search, points and index."""
         ...
 
+    def process(self, tenant: str) -> dict[str, int]:
+        """Thread the tenant's queued messages and write due topic summaries (``mem.process()``)."""
+        ...
+
 
 class KnowledgeTier(Protocol):
     """What the tiers beside the long-term tier use of it (``knowledge.api.KnowledgeRuntime`` is the one)."""
 
     def forget_profile(self, tenant: str, user_id: str) -> None:
         """Drop the cached profile of a user (a fact it was built from changed)."""
+        ...
+
+    def process(self, tenant: str) -> dict[str, int]:
+        """Run the tenant's queued extraction jobs (``mem.process()``, after the topic tier's)."""
         ...
 
 
@@ -117,6 +125,7 @@ class Kernel(Protocol):
     ensured_collections: set[str]  # vector collections already created
     summary_jobs: set[tuple[str, str, str]]  # (tenant, user, session) whose summary to refresh: the write path queues
     write_lock: threading.RLock  # one writer at a time per engine
+    closed: bool  # set once by close(): the stores are closed
     background: BackgroundIndexer | None  # the outboxes and their writer thread (None without a vector index)
 
     @property

@@ -8,7 +8,7 @@ This is the composition root: the one module that knows every tier's class and r
 of derived state (``_kinds``); only the facade (``engine.py``) imports it. ``Runtime`` implements
 ``kernel.Kernel``, the protocol every tier types against; a tier reaches another through the kernel's
 seams (``TopicTier``, ``KnowledgeTier``) or a typed callback set here (topics -> knowledge:
-``on_summary``), never by importing it upward. The order of a write: records (``engine.add_messages``)
+``on_summary``), never by importing it upward. The order of a write: records (``writes.MessageWrites.add_messages``)
 -> ``index_new_messages`` (the BM25 points; the ``background`` writer embeds later) ->
 ``topics.on_write`` (queue for threading); of a context: window -> ``searcher`` -> ``topics.memory_lines``
 -> ``knowledge.memory_lines``; of ``process()``: summaries -> ``topics.process`` -> ``knowledge.process``.
@@ -24,8 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._native import native_ready
 from .config import LayeredMemorySettings
-from .errors import ConfigurationError, InvalidInputError
-from .index import Scope
+from .errors import ConfigurationError
 from .index.background import BackgroundIndexer
 from .indexing import MESSAGES, Indexer
 from .kernel import Kind
@@ -138,45 +137,6 @@ class Runtime:
         """After the write lock is released: wake the writer for the messages' dense vectors."""
         if self.deferred and new:
             self.background.notify(tenant, [m.ref for m in new], source="messages")  # type: ignore[union-attr]
-
-    def flush_index(self, timeout: float | None = None) -> bool:
-        """Wait until everything written before the call is indexed (dense vectors included); False
-        on timeout. Refused under the write lock: the writer needs it for its last step."""
-        if self.background is None:
-            return True
-        if self.write_lock._is_owned():  # type: ignore[attr-defined]
-            raise InvalidInputError(
-                "flush", "inside a write", "cannot wait for the index writer while holding the engine's write lock",
-                "call flush() outside hooks and write callbacks",
-            )
-        if not self.deferred:
-            return True
-        return self.background.flush(timeout)
-
-    def sync_index(self, tenant: str) -> int:
-        """Index the tenant's pending messages now (sync mode) or wait for the writer to (background)."""
-        if not self.deferred:
-            with self.write_lock:
-                return self.indexer.flush(tenant)
-        self.flush_index(0)  # refuses under the write lock
-        before = self.records.count_pending(tenant)
-        self.background.notify(tenant)  # type: ignore[union-attr]
-        self.background.settle()  # type: ignore[union-attr]  # a record the embedder keeps refusing does not hang process()
-        return max(0, before - self.records.count_pending(tenant))
-
-    def index_status(self, scope: Scope) -> dict[str, Any]:
-        if scope.bound_user:
-            raise InvalidInputError(
-                "status", scope.bound_user, "reports the whole tenant; a handle bound to a user cannot read it",
-                "run it on the unbound engine (mem or mem.tenant(name))",
-            )
-        tenant = scope.tenant
-        mode = "background" if self.deferred else "sync" if self.embedder is not None else "sync (no embedder: BM25 only)"
-        if self.index is None:
-            mode = "none (no vector index: BM25 over the record store)"
-        if self.background is None:
-            return {"mode": mode, "pending": {"messages": self.records.count_pending(tenant)}, "hnsw": {}}
-        return {"mode": mode, **self.background.status(tenant)}
 
     @property
     def agents(self) -> AgentRuntime:
