@@ -8,6 +8,13 @@ Every public operation has an async twin (``aadd_message``, ``aget_context_for_u
 code in a worker thread, or for the hot ones on the server backends on the event loop itself (``_native.py``). ``mem.tenant("acme")``
 returns a handle that reads and writes only that tenant; ``mem.for_user("u1")`` one that can only
 see user u1 (adapters bind both at construction).
+
+The facade holds no logic of its own beyond construction and the handles' scope: each call is delegated
+to a service of the handle, built on first use over the shared runtime (``writes.MessageWrites``,
+``reads.MessageReads``, ``edits.MessageEdits``, ``session_summaries.SessionSummaries``,
+``userdata.UserData``, ``maintenance.Maintenance``), to ``context.build_context``, or to a tier's facet.
+A handle is a light view: a ``Scope`` over the runtime, so ``tenant()`` / ``for_user()`` cost a few
+attribute sets.
 """
 
 from __future__ import annotations
@@ -80,12 +87,31 @@ class LayeredMemory:
         self._pinned = pinned or user_id is not None  # a tenant or user handle: its tenant is fixed
         self.tenant_id = self.scope.tenant
         self.bound_user = self.scope.bound_user
-        self._writes = MessageWrites(core, self.scope)
-        self._reads = MessageReads(core, self.scope)
-        self._summaries = SessionSummaries(core, self.scope)
-        self._user_data = UserData(core.records, self.scope)
-        self._edits = MessageEdits(core, self.scope, self._writes.validate, self._writes.drain_outbox)
-        self._upkeep = Maintenance(core, self.scope)
+
+    # -- the services of this handle (built on first use; each a Scope over the shared runtime) --------
+    @cached_property
+    def _writes(self) -> MessageWrites:
+        return MessageWrites(self._core, self.scope)
+
+    @cached_property
+    def _reads(self) -> MessageReads:
+        return MessageReads(self._core, self.scope)
+
+    @cached_property
+    def _edits(self) -> MessageEdits:
+        return MessageEdits(self._core, self.scope, self._writes.validate, self._writes.drain_outbox)
+
+    @cached_property
+    def _summaries(self) -> SessionSummaries:
+        return SessionSummaries(self._core, self.scope)
+
+    @cached_property
+    def _user_data(self) -> UserData:
+        return UserData(self._core.records, self.scope)
+
+    @cached_property
+    def _upkeep(self) -> Maintenance:
+        return Maintenance(self._core, self.scope)
 
     # -- delegations: messages (writes.py, reads.py) ---------------------------------------------
     check_messages = _delegate("_writes", MessageWrites, "check_messages")
@@ -195,16 +221,21 @@ class LayeredMemory:
             InvalidInputError: ``name`` is invalid, or this handle is bound to another tenant.
         """
         name = check_id("tenant", name)  # type: ignore[assignment]
-        if self._pinned and name != self.tenant_id:
-            raise InvalidInputError(
-                "tenant", name, f"this handle is bound to tenant {self.tenant_id!r} and cannot reach another tenant",
-                "open the other tenant from the engine itself: LayeredMemory.embedded(...).tenant(name)",
-            )
+        if self._pinned:
+            if name != self.tenant_id:
+                raise InvalidInputError(
+                    "tenant", name, f"this handle is bound to tenant {self.tenant_id!r} and cannot reach another tenant",
+                    "open the other tenant from the engine itself: LayeredMemory.embedded(...).tenant(name)",
+                )
+            return self  # its own scope: the same view (and the facets it already built)
         return LayeredMemory(self._core, name, self.bound_user, pinned=True)
 
     def for_user(self, user_id: str) -> LayeredMemory:
         """A handle that can only read and write ``user_id``'s data in this tenant (and cannot leave it)."""
-        return LayeredMemory(self._core, self.tenant_id, self.scope.narrow(user_id).bound_user, pinned=True)
+        scope = self.scope.narrow(user_id)  # a bound handle narrows only to its own user
+        if scope.bound_user == self.bound_user:
+            return self
+        return LayeredMemory(self._core, self.tenant_id, scope.bound_user, pinned=True)
 
     @property
     def settings(self) -> LayeredMemorySettings:
@@ -232,7 +263,7 @@ class LayeredMemory:
         """Topic threading, mid-term summaries, ``quick_search`` / ``topic_search`` (seed 001)."""
         from .topics.api import Topics
 
-        return Topics(self._core, self.scope, process=LayeredMemory(self._core, self.tenant_id).process)
+        return Topics(self._core, self.scope, process=self._upkeep.process)  # the tenant's whole process(), as on the engine
 
     @cached_property
     def chats(self) -> Chats:
@@ -308,3 +339,4 @@ class LayeredMemory:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
