@@ -89,29 +89,12 @@ class LayeredMemory:
         self.bound_user = self.scope.bound_user
 
     # -- the services of this handle (built on first use; each a Scope over the shared runtime) --------
-    @cached_property
-    def _writes(self) -> MessageWrites:
-        return MessageWrites(self._core, self.scope)
-
-    @cached_property
-    def _reads(self) -> MessageReads:
-        return MessageReads(self._core, self.scope)
-
-    @cached_property
-    def _edits(self) -> MessageEdits:
-        return MessageEdits(self._core, self.scope, self._writes.validate, self._writes.drain_outbox)
-
-    @cached_property
-    def _summaries(self) -> SessionSummaries:
-        return SessionSummaries(self._core, self.scope)
-
-    @cached_property
-    def _user_data(self) -> UserData:
-        return UserData(self._core.records, self.scope)
-
-    @cached_property
-    def _upkeep(self) -> Maintenance:
-        return Maintenance(self._core, self.scope)
+    _writes = cached_property(lambda self: MessageWrites(self._core, self.scope))
+    _reads = cached_property(lambda self: MessageReads(self._core, self.scope))
+    _edits = cached_property(lambda self: MessageEdits(self._core, self.scope, self._writes.validate, self._writes.drain_outbox))
+    _summaries = cached_property(lambda self: SessionSummaries(self._core, self.scope))
+    _user_data = cached_property(lambda self: UserData(self._core.records, self.scope))
+    _upkeep = cached_property(lambda self: Maintenance(self._core, self.scope))
 
     # -- delegations: messages (writes.py, reads.py) ---------------------------------------------
     check_messages = _delegate("_writes", MessageWrites, "check_messages")
