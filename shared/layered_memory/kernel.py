@@ -159,5 +159,10 @@ class Kernel(Protocol):
         """After the write lock is released: wake the writer for the messages' dense vectors."""
         ...
 
+    def flush_index(self, timeout: float | None = None) -> bool:
+        """Wait until everything written before the call is indexed (dense vectors included); False on
+        timeout. Refused under the write lock (the writer needs it for its last step)."""
+        ...
+
 
 __all__ = ["Kernel", "Kind", "KnowledgeTier", "TopicTier"]

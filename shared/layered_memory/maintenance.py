@@ -60,7 +60,7 @@ class Maintenance:
         if not core.deferred:
             with core.write_lock:
                 return core.indexer.flush(tenant)
-        self.flush(0)  # refuses under the write lock
+        core.flush_index(0)  # refuses under the write lock
         before = core.records.count_pending(tenant)
         core.background.notify(tenant)  # type: ignore[union-attr]
         core.background.settle()  # type: ignore[union-attr]  # a record the embedder keeps refusing does not hang process()
@@ -69,17 +69,7 @@ class Maintenance:
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until everything written so far is indexed, dense vectors included (the background
         writer embeds them after ``add_message`` returns). False when ``timeout`` seconds passed first."""
-        core = self.core
-        if core.background is None:
-            return True
-        if core.write_lock._is_owned():  # type: ignore[attr-defined]  # the writer needs the lock for its last step
-            raise InvalidInputError(
-                "flush", "inside a write", "cannot wait for the index writer while holding the engine's write lock",
-                "call flush() outside hooks and write callbacks",
-            )
-        if not core.deferred:
-            return True
-        return core.background.flush(timeout)
+        return self.core.flush_index(timeout)
 
     def status(self) -> dict[str, Any]:
         """This tenant's indexing: ``mode``, ``pending`` per kind, ``lag_seconds`` (the oldest write not

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._native import native_ready
 from .config import LayeredMemorySettings
-from .errors import ConfigurationError
+from .errors import ConfigurationError, InvalidInputError
 from .index.background import BackgroundIndexer
 from .indexing import MESSAGES, Indexer
 from .kernel import Kind
@@ -137,6 +137,20 @@ class Runtime:
         """After the write lock is released: wake the writer for the messages' dense vectors."""
         if self.deferred and new:
             self.background.notify(tenant, [m.ref for m in new], source="messages")  # type: ignore[union-attr]
+
+    def flush_index(self, timeout: float | None = None) -> bool:
+        """Wait until everything written before the call is indexed (dense vectors included); False
+        on timeout. Refused under the write lock: the writer needs it for its last step."""
+        if self.background is None:
+            return True
+        if self.write_lock._is_owned():  # type: ignore[attr-defined]
+            raise InvalidInputError(
+                "flush", "inside a write", "cannot wait for the index writer while holding the engine's write lock",
+                "call flush() outside hooks and write callbacks",
+            )
+        if not self.deferred:
+            return True
+        return self.background.flush(timeout)
 
     @property
     def agents(self) -> AgentRuntime:
