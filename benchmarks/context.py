@@ -68,7 +68,7 @@ def ingest(mem, convs: list[Conv], framings=FRAMINGS, process: bool = False) -> 
 
 def prewarm(convs: list[Conv], emb, framings=FRAMINGS) -> None:
     """Embed what the engine will embed (each turn after the previous turn of its user's session, as
-    ``indexing.Indexer.indexed_text`` writes it; the questions) in large cached batches first: the
+    ``index.indexer.Indexer.indexed_text`` writes it; the questions) in large cached batches first: the
     writer's batches of 16 are slow on a busy machine. Only a warm-up: a text missed here is embedded
     by the engine itself."""
     texts: list[str] = []

@@ -1,5 +1,5 @@
 """RecordStore latency, P50/P95 in ms: put_messages (one message per call), window(limit=10), a scan page
-(scan_messages of the session from a random seq, limit=100) and one outbox step (pending_index(limit=10)
+(scan_messages of the session from a random seq, limit=100) and one step of the index writer (pending_index(limit=10)
 then mark_indexed of those 10); then async throughput of the server backends.
 
 One scope (one user, one session) grows to 10k, then 100k messages; each size is measured on
@@ -137,11 +137,11 @@ def bench_store(
         win = timed(lambda i: store.window(TENANT, user_id=USER, session_key=SESSION, limit=10), n)
         scan = timed(lambda i: store.scan_messages(
             TENANT, user_id=USER, session_key=SESSION, after_seq=rng.randrange(size), limit=100), n)
-        outbox = timed(lambda i: store.mark_indexed(TENANT, store.pending_index(TENANT, limit=10)), n)
+        pending = timed(lambda i: store.mark_indexed(TENANT, store.pending_index(TENANT, limit=10)), n)
         rows.append((name, size, "put_messages x1", *put))
         rows.append((name, size, "window(limit=10)", *win))
         rows.append((name, size, "scan page (limit=100)", *scan))
-        rows.append((name, size, "outbox pending+mark (10)", *outbox))
+        rows.append((name, size, "pending+mark (10)", *pending))
 
 
 def main() -> None:

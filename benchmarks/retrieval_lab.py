@@ -35,7 +35,7 @@ from layered_memory.retrieval.bm25 import BM25Encoder, idf, term_id  # noqa: E40
 from layered_memory.retrieval.rerank import Candidate, SecondStage  # noqa: E402
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-PREVIOUS_CHARS = 300  # layered_memory.indexing.PREVIOUS_CHARS
+PREVIOUS_CHARS = 300  # layered_memory.index.indexer.PREVIOUS_CHARS
 
 
 def parse_session_date(text: str) -> datetime:

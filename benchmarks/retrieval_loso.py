@@ -42,7 +42,7 @@ from layered_memory.retrieval.bm25 import BM25Encoder, idf, term_id  # noqa: E40
 from layered_memory.retrieval.rerank import Candidate, SecondStage  # noqa: E402
 
 CACHE = "/work/cache/retrieval"
-PREVIOUS_CHARS = 300  # layered_memory.indexing.PREVIOUS_CHARS
+PREVIOUS_CHARS = 300  # layered_memory.index.indexer.PREVIOUS_CHARS
 METRICS = ("R@5", "R@10", "hit@1", "sess@5")
 
 
@@ -128,7 +128,7 @@ class Corpus:
         for c in convs:
             self.offsets.append(n)
             for t in c.turns:
-                terms = an.terms(t["ctx"]) + an.terms(t["text"])  # the turn's own words twice (indexing.sparse_terms)
+                terms = an.terms(t["ctx"]) + an.terms(t["text"])  # the turn's own words twice (index.indexer.Indexer.sparse_terms)
                 sv = enc.document(terms)
                 for i, v in zip(sv.indices, sv.values):
                     rows.append(n)

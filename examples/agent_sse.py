@@ -10,7 +10,7 @@
 
 The monitor (``mem.agents.monitor()``) runs as an asyncio task for the app's lifetime; each browser tab
 subscribes with ``monitor.events(user_id=...)`` and gets its user's events as ``text/event-stream``.
-Exercised by ``tests/integration/test_agents_manage.py::test_sse_example_streams_size_warning``.
+Exercised by ``tests/unit/agents/test_agents_manage.py::test_sse_example_streams_size_warning``.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ what counts (``query_embedding`` is not used), so give the engine the embedder y
 (``LayeredMemory.embedded(path, embedder=HuggingFaceEmbedding(...))``).
 
 The contract is LlamaIndex's (its ``SimpleVectorStore`` tests, in our words, in
-``tests/integration/test_llamaindex_vector_store.py``): ``add`` returns node ids, ``delete(ref_doc_id)``,
+``tests/unit/llamaindex/test_llamaindex_vector_store.py``): ``add`` returns node ids, ``delete(ref_doc_id)``,
 ``delete_nodes(node_ids, filters)`` (both must match), ``get_nodes``, ``clear``, and every
 ``MetadataFilters`` operator and condition with LlamaIndex's own semantics
 (``build_metadata_filter_fn``, as ``SimpleVectorStore``: ``EQ "a"`` / ``IN ["a"]`` do not match a

@@ -243,12 +243,12 @@ class SummaryQualitySettings(_Section):
 
 
 class IndexWriterSettings(_Section):
-    """The background index writer (``index_mode="background"``): it embeds the outbox in batches of
+    """The background index writer (``index_mode="background"``): it embeds what is pending in batches of
     ``batch_size`` texts, retries a failing batch after ``retry_min_seconds`` doubling up to
-    ``retry_max_seconds`` (the outbox keeps it meanwhile), and builds the HNSW index of an embedded
+    ``retry_max_seconds`` (it stays pending meanwhile), and builds the HNSW index of an embedded
     (Qdrant Edge) collection once ``optimize_threshold`` of its points are outside HNSW
     (0 turns the automatic build off; ``optimize()`` stays the explicit call). ``close_timeout``
-    bounds how long ``close()`` waits for the outbox to drain; what is left is indexed by the next
+    bounds how long ``close()`` waits for what is pending to drain; what is left is indexed by the next
     open. The embedder serves one call at a time, so a query waits for the writer's batch in
     flight: 16 texts keep that wait near a second with the default embedder on 2 busy cores."""
 

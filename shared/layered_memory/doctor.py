@@ -6,24 +6,24 @@
 Per tenant and kind of point (messages, topic summaries, items, agent interactions, document and
 repository chunks: ``documents.health``, which also counts documents, repository files, collections
 and repositories, and ``stale`` chunks of an interrupted write) the report counts
-records, points, ``pending`` (records in the index writer's outbox: written, their point not complete
+records, points, ``pending`` (records pending for the index writer: written, their point not complete
 yet; the normal index lag, not drift), ``missing`` (records without their point and without a pending
 marker: drift) and ``orphans`` (points whose record is gone with nothing pending: deleted text that
 search would still return); messages also count ``stale`` points (their payload hash is not the stored
 text's: an edit whose re-index another process's writer raced; repaired by indexing them again, and
 counted in ``missing`` too). ``pending`` in the report's top level sums the writer's pending records
-of messages, topic summaries, items and agents (a document's ``pending`` is an interrupted write: the
-``outbox``).
+of messages, topic summaries, items and agents (a document's ``pending`` is an interrupted write: a
+delete intent, counted in ``outbox``).
 For the topic tier it counts ``unthreaded`` messages (stored, neither threaded nor queued) and topics
-whose ``message_count`` differs from their membership rows; ``outbox`` counts delete (and edit) intents
-not yet drained. Every repair is idempotent: run it twice, the second run finds nothing.
+whose ``message_count`` differs from their membership rows; ``outbox`` counts the delete (and edit)
+intents not yet finished (``index.intents``; the report's key keeps its first name). Every repair is idempotent: run it twice, the second run finds nothing.
 
 Each kind brings its own part (``kinds.Kind``, in its tier's folder: ``message_health``,
 ``topics/health``, ``items/health``, ``agents/health``, ``documents/health``; registered in
 ``runtime._kinds``): its check, its cheap check at open, its reindex, and the intents it finishes. This
 module loops over them.
 
-``open_check`` runs when a store is opened: it drains the outbox, indexes pending messages, compares
+``open_check`` runs when a store is opened: it finishes the delete intents, indexes pending messages, compares
 counts per kind (a few cheap requests) and repairs a kind whose counts disagree (an index that is
 behind, e.g. a deleted ``vectors/`` directory, or ahead, e.g. after a Redis data loss), with a
 warning that says what was found. A tenant without a single message record but with message points
@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .index import Scope
-from .indexing import OUTBOX, drop_intent
+from .index.intents import INTENTS, drop_intent
 from .kinds import Suspect
 from .stores.base import iter_docs
 
@@ -74,24 +74,24 @@ def _docs(tn: Tenant, collection: str, prefix: str = "") -> Iterator[tuple[str, 
     return iter_docs(tn.records, tn.tenant_id, collection, prefix=prefix, page=PAGE)
 
 
-# -- the delete outbox ------------------------------------------------------------------------------
-def drain_outbox(tn: Tenant) -> int:
-    """Finish every delete intent of the tenant (see ``indexing``), each by the kind that wrote it
-    (``Kind.intents``). Returns how many were drained."""
+# -- the delete intents -----------------------------------------------------------------------------
+def drain_intents(tn: Tenant) -> int:
+    """Finish every delete intent of the tenant (see ``index.intents``), each by the kind that wrote it
+    (``Kind.intents``). Returns how many were finished."""
     core = tn.core
     finisher = {op: kind for kind in core.kinds for op in kind.intents}
     done = 0
     with core.write_lock:
-        for key, doc in list(_docs(tn, OUTBOX)):
+        for key, doc in list(_docs(tn, INTENTS)):
             kind = finisher.get(doc.get("op"))
             if kind is not None:
                 kind.drain(tn.tenant_id, doc)
             else:
-                logger.warning("index outbox of tenant %s: unknown intent %r dropped", tn.tenant_id, doc.get("op"))
+                logger.warning("delete intents of tenant %s: unknown intent %r dropped", tn.tenant_id, doc.get("op"))
             drop_intent(core.records, tn.tenant_id, key)
             done += 1
     if done:
-        logger.info("drained %d delete intents of tenant %s", done, tn.tenant_id)
+        logger.info("finished %d delete intents of tenant %s", done, tn.tenant_id)
     return done
 
 
@@ -107,8 +107,8 @@ def reindex(tn: Tenant) -> int:
     if core.index is None:
         return 0
     with core.write_lock:
-        if tn.records.count_docs(tn.tenant_id, OUTBOX):
-            drain_outbox(tn)
+        if tn.records.count_docs(tn.tenant_id, INTENTS):
+            drain_intents(tn)
     n = sum(kind.reindex(tn.tenant_id) for kind in core.kinds)
     check(tn, repair=True)  # orphans of items, summaries and agents; topic counters
     return n
@@ -119,16 +119,16 @@ def check(tn: Tenant, *, repair: bool = False) -> dict[str, Any]:
     """The full report of one tenant (see the module docstring); with ``repair`` the drift is repaired and
     the report says what was found before the repair (``ok`` is then the state after it)."""
     kinds = tn.core.kinds
-    outbox = tn.records.count_docs(tn.tenant_id, OUTBOX)
-    if repair and outbox:
-        drain_outbox(tn)
-    report: dict[str, Any] = {"tenant": tn.tenant_id, "outbox": outbox}
+    intents = tn.records.count_docs(tn.tenant_id, INTENTS)
+    if repair and intents:
+        drain_intents(tn)
+    report: dict[str, Any] = {"tenant": tn.tenant_id, "outbox": intents}  # the delete intents, under their first name
     for kind in kinds:
         report[kind.name] = kind.check(tn.tenant_id, repair)
     report["pending"] = sum(report[k.name].get("pending", 0) for k in kinds if k.writer)  # the index lag, apart from drift
     if repair and report["pending"] and tn.core.deferred:
         tn.core.background.notify(tn.tenant_id)  # type: ignore[union-attr]  # the writer indexes them (e.g. left by a crash)
-    drift = bool(outbox) or any(k.drifted(report[k.name]) for k in kinds)
+    drift = bool(intents) or any(k.drifted(report[k.name]) for k in kinds)
     report["ok"] = not drift
     if repair and drift:
         report["repaired"] = True
@@ -141,11 +141,11 @@ def open_check(tn: Tenant, *, repair: bool = True) -> dict[str, Any]:
     full and (with ``repair``) repaired, with a warning. Returns {kind: report} of the drifting kinds."""
     core = tn.core
     found: dict[str, Any] = {}
-    outbox = core.records.count_docs(tn.tenant_id, OUTBOX)
-    if outbox:
+    intents = core.records.count_docs(tn.tenant_id, INTENTS)
+    if intents:
         if repair:
-            drain_outbox(tn)
-        found["outbox"] = outbox
+            drain_intents(tn)
+        found["outbox"] = intents
     if core.index is None:
         return _warn(tn, found, repair)
     for kind in core.kinds:

@@ -10,7 +10,7 @@ unchanged, whatever the new content says (a retry must not duplicate or overwrit
 an edit, and says so.
 
 **Edit** (under the engine's write lock): the record takes the new text (``metadata["edited_at"]`` records
-when) and goes back to the index outbox in the same atomic write (``update_messages(reindex=True)``); its
+when) and is pending for the index again in the same atomic write (``update_messages(reindex=True)``); its
 BM25 point is rewritten at once and the dense vector follows through the index writer, as for a new message
 (sync mode: the full point at once). Then everything derived from the old text:
 
@@ -26,10 +26,10 @@ the recent cache, the session's registration and summary when it was the session
 summary marked stale; its topic membership (a topic left empty goes); facts marked stale; the next turn
 indexed again.
 
-Both are crash-consistent like ``clear_session``: an intent document (``index_outbox``, op ``edit`` /
+Both are crash-consistent like ``clear_session``: a delete intent (``index.intents``, op ``edit`` /
 ``delete``) is written before the record changes and removed after the derived state is updated; an intent
 left by a crash is finished by the next delete, ``sync_index``, ``process()`` or open
-(``doctor.drain_outbox`` -> ``finish_intent``), and every step is idempotent.
+(``doctor.drain_intents`` -> ``finish_intent``), and every step is idempotent.
 
 Scope: a handle bound to a user edits and deletes only that user's messages (what it may write); another
 user's message is refused with ``InvalidInputError`` and nothing changes. Another tenant's message is not
@@ -45,7 +45,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInputError, NotFoundError
-from .indexing import drop_intent, put_intent
+from .index.intents import drop_intent, put_intent
 from .models import Message, MessageRef, check_id, iso, parse_time, utcnow
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ class MessageEdits:
         self.core = core
         self.scope = scope
         self._validate = validate  # the facade's: the same rules as add_message (content, max_content_chars, metadata)
-        self._drain = drain  # the facade's: finishes the tenant's interrupted deletes and edits (doctor.drain_outbox)
+        self._drain = drain  # the facade's: finishes the tenant's interrupted deletes and edits (doctor.drain_intents)
 
     def _own(self, chat_id: object, message_id: object, op: str) -> Message | None:
         """The stored message (None when not stored in this tenant); another user's is refused for a bound handle."""
@@ -185,7 +185,7 @@ class MessageEdits:
 
 # -- what follows a changed record (also run again by finish_intent after a crash; each step idempotent) ----
 def _bump(core: Kernel, tenant: str, refs: list[MessageRef]) -> None:
-    """Tell this process's index writer that these messages go back to the outbox (``Indexer.bump``)."""
+    """Tell this process's index writer that these messages are pending again (``Indexer.bump``)."""
     if core.background is not None:
         core.indexer.bump(tenant, refs)
 
@@ -229,7 +229,7 @@ def _facts(core: Kernel, tenant: str, ref: MessageRef, user_id: str, topic_id: s
 
 def after_edit(core: Kernel, tenant: str, msg: Message, why: dict[str, Any]) -> Message | None:
     """Derived state after a text edit: the next turn's point, summaries, topic, facts. Returns the next turn
-    when it went back to the index outbox (the caller wakes the writer for it)."""
+    when it is pending for the index again (the caller wakes the writer for it)."""
     from .session_summaries import mark_stale
     from .topics.edits import on_edited
 
@@ -266,7 +266,7 @@ def after_delete(core: Kernel, tenant: str, gone: Mapping[str, Any], why: dict[s
 
 
 def finish_intent(core: Kernel, tenant: str, intent: Mapping[str, Any]) -> None:
-    """Finish an ``edit`` / ``delete`` intent left by a crash (``doctor.drain_outbox``, under the write lock):
+    """Finish an ``edit`` / ``delete`` intent left by a crash (``doctor.drain_intents``, under the write lock):
     when the record change landed, the derived state is updated (again); otherwise nothing happened."""
     ref = MessageRef(intent["chat_id"], intent["message_id"])
     msg = core.records.get_messages(tenant, [ref])[0]

@@ -91,7 +91,7 @@ class LayeredMemory:
     # -- the services of this handle (built on first use; each a Scope over the shared runtime) --------
     _writes = cached_property(lambda self: MessageWrites(self._core, self.scope))
     _reads = cached_property(lambda self: MessageReads(self._core, self.scope))
-    _edits = cached_property(lambda self: MessageEdits(self._core, self.scope, self._writes.validate, self._writes.drain_outbox))
+    _edits = cached_property(lambda self: MessageEdits(self._core, self.scope, self._writes.validate, self._writes.drain_intents))
     _summaries = cached_property(lambda self: SessionSummaries(self._core, self.scope))
     _user_data = cached_property(lambda self: UserData(self._core.records, self.scope))
     _upkeep = cached_property(lambda self: Maintenance(self._core, self.scope))

@@ -24,9 +24,10 @@ if TYPE_CHECKING:
 
     from .chats import ChatRegistry
     from .config import LayeredMemorySettings
-    from .index.background import BackgroundIndexer, OutboxSource
-    from .indexing import Indexer
-    from .message_search import SearchService
+    from .index.background import BackgroundIndexer
+    from .index.pending import PendingSource
+    from .index.indexer import Indexer
+    from .index.search import SearchService
     from .models import Message
     from .providers.base import ChatModel, Embedder
     from .retrieval.analyzer import Analyzer
@@ -73,7 +74,7 @@ class Kind(Protocol):
 
     name: str  # its key in the doctor's report; its source name in the index writer
     writer: bool  # its ``pending`` records are the index writer's lag (summed in the report's ``pending``)
-    intents: tuple[str, ...]  # the ops of the delete-outbox intents it finishes (``drain``)
+    intents: tuple[str, ...]  # the ops of the delete intents it finishes (``drain``)
     drift: tuple[str, ...]  # the keys of its report that are drift (``pending`` is lag, never drift)
 
     @classmethod
@@ -82,8 +83,8 @@ class Kind(Protocol):
         before anything is built: a class method)."""
         ...
 
-    def outbox(self) -> OutboxSource | None:
-        """Its records' outbox for the background writer (None: the writer never indexes this kind)."""
+    def pending_source(self) -> PendingSource | None:
+        """What of its records is pending for the background writer (None: the writer never indexes this kind)."""
         ...
 
     def check(self, tenant: str, repair: bool) -> dict[str, int]:
@@ -117,7 +118,7 @@ class Kernel(Protocol):
     embedder: Embedder | None
     chat_model: ChatModel | None
     analyzer: Analyzer
-    indexer: Indexer  # the message write side (BM25 and dense points, the message outbox)
+    indexer: Indexer  # the message write side (BM25 and dense points, the messages pending for the index)
     searcher: SearchService  # the message search
     count_tokens: Callable[[str], int]
     sessions: SessionRegistry
@@ -126,7 +127,7 @@ class Kernel(Protocol):
     summary_jobs: set[tuple[str, str, str]]  # (tenant, user, session) whose summary to refresh: the write path queues
     write_lock: threading.RLock  # one writer at a time per engine
     closed: bool  # set once by close(): the stores are closed
-    background: BackgroundIndexer | None  # the outboxes and their writer thread (None without a vector index)
+    background: BackgroundIndexer | None  # the pending sources and their writer thread (None without a vector index)
 
     @property
     def deferred(self) -> bool:

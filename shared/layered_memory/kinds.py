@@ -7,7 +7,7 @@ A kind lives in its tier's folder (``message_health``, ``topics/health``, ``item
 
     class NoteKind(BaseKind):
         name = "notes"                          # the doctor's report key, the writer's source name
-        intents = ("note",)                     # delete-outbox intents it finishes
+        intents = ("note",)                     # the delete intents it finishes (index.intents)
 
         def check(self, tenant, repair):        # records against points; repaired with ``repair``
             return report(records=3, points=3, missing=0, orphans=0, pending=0)
@@ -20,13 +20,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .index.outbox import RecordOutbox, Target
+from .index.pending import PendingRecords, Target
 from .index.points import scope_filter
 from .kernel import Kind
 
 if TYPE_CHECKING:
     from .config import LayeredMemorySettings
-    from .index.background import OutboxSource
+    from .index.pending import PendingSource
     from .kernel import Kernel
     from .models import Message
     from .stores.base import RecordStore
@@ -44,7 +44,7 @@ class Suspect(Exception):
 
 
 class BaseKind:
-    """Defaults for a kind: no collections, no outbox, no intents, nothing checked at open, nothing to reindex."""
+    """Defaults for a kind: no collections, no pending source, no intents, nothing checked at open, nothing to reindex."""
 
     name = ""
     writer = False
@@ -58,7 +58,7 @@ class BaseKind:
     def collections(cls, records: RecordStore, settings: LayeredMemorySettings) -> set[str]:
         return set()
 
-    def outbox(self) -> OutboxSource | None:
+    def pending_source(self) -> PendingSource | None:
         return None
 
     def check(self, tenant: str, repair: bool) -> dict[str, int]:
@@ -78,8 +78,8 @@ class BaseKind:
 
 
 class RecordKind(BaseKind):
-    """A kind stored as documents whose writes leave pending markers (``index.outbox``): the writer's
-    source is a ``RecordOutbox`` over ``targets``."""
+    """A kind stored as documents whose writes leave pending markers (``index.pending``): the writer's
+    source is a ``PendingRecords`` over ``targets``."""
 
     writer = True
 
@@ -87,11 +87,11 @@ class RecordKind(BaseKind):
         """The points of the marked records as the records are now (None entry: nothing to do)."""
         raise NotImplementedError
 
-    def outbox(self) -> OutboxSource | None:
+    def pending_source(self) -> PendingSource | None:
         core = self.core
         if core.index is None:
             return None
-        return RecordOutbox(
+        return PendingRecords(
             self.name, self.targets, records=core.records, index=core.index, embedder=core.embedder,
             analyzer=core.analyzer, encoder=core.indexer.encoder, lock=core.write_lock,
         )

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import InvalidInputError
 from .index import Scope
 from .session_summaries import SessionSummaries, stale_sessions
-from .writes import drain_outbox
+from .writes import drain_intents
 
 if TYPE_CHECKING:
     from .kernel import Kernel
@@ -56,7 +56,7 @@ class Maintenance:
         many messages were indexed."""
         core, tenant = self.core, self.tenant_id
         with core.write_lock:
-            drain_outbox(core, tenant)
+            drain_intents(core, tenant)
         if not core.deferred:
             with core.write_lock:
                 return core.indexer.flush(tenant)

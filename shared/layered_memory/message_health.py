@@ -1,10 +1,10 @@
-"""The messages kind (``kinds.Kind``): message records against their points, the message outbox, and
+"""The messages kind (``kinds.Kind``): message records against their points, the messages pending for the index, and
 the delete intents of ``clear_session``, ``edit_message`` and ``delete_message``.
 
     MessageKind(core).check("acme", repair=False)
     # {"records": 240, "points": 238, "missing": 2, "orphans": 0, "pending": 0, "stale": 0}
 
-``pending`` counts records in the message outbox (written, their point not complete yet: the index
+``pending`` counts messages pending for the index (written, their point not complete yet: the index
 writer's lag); ``missing`` records without their point and not pending; ``orphans`` points whose record
 is gone; ``stale`` points whose payload hash is not the stored text's (an edit whose re-index another
 process's writer raced; repaired by indexing them again, and counted in ``missing`` too);
@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .edits import content_hash, finish_intent
-from .index.background import OutboxSource
-from .index.points import message_point_id, scope_filter
-from .indexing import MESSAGES, MessageOutbox, scroll_all
+from .index.pending import PendingSource
+from .index.indexer import PendingMessages
+from .index.points import MESSAGES, message_point_id, scope_filter, scroll_all
 from .kinds import DRIFT, BaseKind, Suspect, count_points, iter_messages, report
 from .models import Message, MessageRef
 
@@ -39,8 +39,8 @@ class MessageKind(BaseKind):
     def collections(cls, records: RecordStore, settings: LayeredMemorySettings) -> set[str]:
         return {settings.qdrant.collection_prefix + MESSAGES}
 
-    def outbox(self) -> OutboxSource | None:
-        return MessageOutbox(self.core.indexer, self.core.write_lock)
+    def pending_source(self) -> PendingSource | None:
+        return PendingMessages(self.core.indexer, self.core.write_lock)
 
     def drain(self, tenant: str, intent: Mapping[str, Any]) -> None:
         core = self.core

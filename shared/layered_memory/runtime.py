@@ -26,14 +26,15 @@ from ._native import native_ready
 from .config import LayeredMemorySettings
 from .errors import ConfigurationError, InvalidInputError
 from .index.background import BackgroundIndexer
-from .indexing import MESSAGES, Indexer
+from .index.indexer import Indexer
+from .index.points import MESSAGES
+from .index.search import SearchService
 from .kernel import Kind
 from .models import Message
 from .providers.base import ChatModel, Embedder
 from .providers.tokens import get_token_counter
 from .retrieval.analyzer import Analyzer
 from .retrieval.bm25 import BM25Encoder
-from .message_search import SearchService
 from .chats import ChatRegistry
 from .sessions import SessionRegistry
 from .stores.base import RecordStore, VectorIndex
@@ -110,7 +111,7 @@ class Runtime:
     ensured_collections: set[str] = field(default_factory=set)  # vector collections already created
     write_lock: threading.RLock = field(default_factory=threading.RLock)
     closed: bool = False
-    background: BackgroundIndexer | None = None  # the outboxes and their writer thread (None without a vector index)
+    background: BackgroundIndexer | None = None  # the pending sources and their writer thread (None without a vector index)
 
     @property
     def deferred(self) -> bool:
@@ -121,7 +122,7 @@ class Runtime:
         """Index messages just stored (under the write lock). Background mode: their BM25 points now
         (keyword search sees them when the add returns), the dense vectors from the writer; while the
         writer builds an HNSW index (the Edge write lock is taken) the writer writes those too. Sync
-        mode or no embedder: the full points now. A failure leaves them pending (the outbox)."""
+        mode or no embedder: the full points now. A failure leaves them pending (the writer or the next open indexes them)."""
         try:
             if not self.deferred:
                 self.indexer.index_messages(tenant, new)
@@ -206,10 +207,10 @@ def build_runtime(
     core.knowledge = KnowledgeRuntime(core, core.topics)  # the long-term tier (seed 001, 4)
     core.topics.on_summary = core.knowledge.on_summary  # each new topic summary queues an extraction
     core.kinds = tuple(kind(core) for kind in kinds)
-    if index is not None:  # every kind with an outbox: the writer embeds its pending records
+    if index is not None:  # every kind with a pending source: the writer embeds its pending records
         bg = BackgroundIndexer(settings.writer, index)
         for kind in core.kinds:
-            source = kind.outbox()
+            source = kind.pending_source()
             if source is not None:
                 bg.add_source(source)
         bg.watch(collection)

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInputError
-from .indexing import OUTBOX, drop_intent, put_intent
+from .index.intents import INTENTS, drop_intent, put_intent
 from .models import Message, MessageRef, check_id
 
 if TYPE_CHECKING:
@@ -129,8 +129,8 @@ class MessageWrites:
         core, tenant = self.core, self.tenant_id
         with core.write_lock:
             # An intent first: if the index delete fails or the process dies, the next clear_session,
-            # sync_index, process() or open removes the points whose records are gone (doctor.drain_outbox).
-            self.drain_outbox()
+            # sync_index, process() or open removes the points whose records are gone (doctor.drain_intents).
+            self.drain_intents()
             intent = put_intent(core.records, tenant, "clear", user_id=user_id, session_key=session_id)
             ids = core.records.delete_messages(tenant, user_id=user_id, session_key=session_id)
             core.sessions.drop(tenant, user_id, session_id)
@@ -138,17 +138,17 @@ class MessageWrites:
             drop_intent(core.records, tenant, intent)
         return len(ids)
 
-    def drain_outbox(self) -> int:
-        """Finish the tenant's interrupted deletes and edits (``doctor.drain_outbox``); a read when there are none."""
-        return drain_outbox(self.core, self.tenant_id)
+    def drain_intents(self) -> int:
+        """Finish the tenant's interrupted deletes and edits (``doctor.drain_intents``); a read when there are none."""
+        return drain_intents(self.core, self.tenant_id)
 
 
-def drain_outbox(core: Kernel, tenant: str) -> int:
-    """Finish ``tenant``'s interrupted deletes and edits (their intents in the outbox); one count when none."""
-    if not core.records.count_docs(tenant, OUTBOX):
+def drain_intents(core: Kernel, tenant: str) -> int:
+    """Finish ``tenant``'s interrupted deletes and edits (their delete intents); one count when there are none."""
+    if not core.records.count_docs(tenant, INTENTS):
         return 0
     from .doctor import Tenant
-    from .doctor import drain_outbox as drain
+    from .doctor import drain_intents as drain
 
     return drain(Tenant(core, tenant))
 
@@ -166,4 +166,4 @@ def _refuse_foreign(msgs: Sequence[Message], stored: Mapping[Any, Message]) -> N
             )
 
 
-__all__ = ["MessageWrites", "drain_outbox"]
+__all__ = ["MessageWrites", "drain_intents"]

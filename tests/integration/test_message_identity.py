@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from layered_memory import InvalidInputError, LayeredMemory, LayeredMemorySettings, MessageRef
-from layered_memory.indexing import legacy_message_point_id, message_payload, message_point_id
+from layered_memory.index.points import legacy_message_point_id, message_payload, message_point_id
 from layered_memory.models import Message
 from layered_memory.stores.base import INDEX_UPGRADES, MESSAGE_POINTS_V2, SparseVector, VectorPoint
 from layered_memory.stores.qdrant_edge import QdrantEdgeVectorIndex
@@ -221,7 +221,7 @@ class CountingEmbedder:
 
 def _old_points(index: Any, embedder: Any, messages: list[Message]) -> None:
     """Points as schema 1 indexed them: ids by message_id alone."""
-    from layered_memory.indexing import MESSAGES
+    from layered_memory.index.points import MESSAGES
     from layered_memory.retrieval.analyzer import Analyzer
 
     name = settings().qdrant.collection_prefix + MESSAGES

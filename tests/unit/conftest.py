@@ -1,6 +1,7 @@
-"""Unit tests need no server: every test here runs with sockets disabled (pytest-socket), so a unit test
-that starts talking to a network service fails instead of quietly becoming an integration test. Unix
-sockets stay allowed (asyncio's event loop uses a socketpair). Integration tests live in tests/integration."""
+"""Unit tests need no server: every test here, in every subfolder, runs with sockets disabled (pytest-socket),
+so a unit test that starts talking to a network service fails instead of quietly becoming an integration test.
+Unix sockets stay allowed (asyncio's event loop uses a socketpair); subprocesses a test starts are not
+guarded. Tests that need a server live in tests/integration; tests/unit/test_layout.py pins the layout."""
 
 from __future__ import annotations
 

@@ -13,14 +13,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..index.outbox import Target, pending_refs
-from ..indexing import scroll_all
+from ..index.pending import Target, pending_refs
+from ..index.points import scroll_all
 from ..kinds import RecordKind, report
 from ..progress import report as progress
 from ..stores.base import RecordStore, iter_docs
 from .api import Agent
 from .models import AgentInfo, AgentScope, Interaction
-from .store import OUTBOX_KIND, REGISTRY, AgentStore, scope_filter
+from .store import PENDING_KIND, REGISTRY, AgentStore, scope_filter
 
 if TYPE_CHECKING:
     from ..config import LayeredMemorySettings
@@ -29,7 +29,7 @@ PAGE = 1000
 
 
 class AgentKind(RecordKind):
-    name = OUTBOX_KIND
+    name = PENDING_KIND
 
     @property
     def store(self) -> AgentStore:
@@ -90,7 +90,7 @@ class AgentKind(RecordKind):
         if self.core.index is None:
             return report(0, 0, 0, 0, pending=0, agents=0)
         marked: dict[tuple[str, str], set[str]] = {}
-        for user, agent, key in pending_refs(self.core.records, tenant, OUTBOX_KIND):
+        for user, agent, key in pending_refs(self.core.records, tenant, PENDING_KIND):
             marked.setdefault((user, agent), set()).add(key)
         totals = [0, 0, 0, 0, 0]
         n = 0

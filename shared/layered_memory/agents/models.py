@@ -1,6 +1,6 @@
 """Records of the agent context store (seed 004): names, scopes, interactions, events.
 
-Naming rule (decided here, tested in ``tests/unit/test_agents_models.py``): a ``user_id`` and an
+Naming rule (decided here, tested in ``tests/unit/agents/test_agents_models.py``): a ``user_id`` and an
 ``agent_name`` are 1-60 / 1-40 ASCII letters, digits or ``-``. No ``_``: the seed's collection name
 ``user{user_id}_{agent_name}_context`` then has exactly one ``_`` between the two parts, so
 ``user1_a_b`` can never be both (``1_a``, ``b``) and (``1``, ``a_b``). Names are case-sensitive but

@@ -19,7 +19,7 @@ Layout:
 Writes: validate -> embed (a failure writes nothing) -> RecordStore -> index; if the index write
 fails, the documents are removed again and the error is raised (no half-written interaction). In the
 background index mode the add does not embed: a pending marker per interaction goes with the
-documents, the BM25 point is written inline, and the engine's index writer embeds (``index.outbox``).
+documents, the BM25 point is written inline, and the engine's index writer embeds (``index.pending``).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from ..retrieval.bm25 import BM25Encoder
 from ..config import RetrievalSettings
 from ..index.background import BackgroundIndexer
 from ..index.collection import Entry, IndexedCollection
-from ..index.outbox import PENDING, Target, mark, write_sparse
+from ..index.pending import PENDING, Target, mark, write_sparse
 from ..filterspec import Eq, FilterSpec
 from ..retrieval.plan import build_filter
 from ..stores.base import RecordStore, VectorIndex, VectorPoint
@@ -49,7 +49,7 @@ from .models import POINT_KIND, AgentInfo, AgentScope, Interaction, ts_key
 logger = logging.getLogger(__name__)
 
 REGISTRY = "agents"
-OUTBOX_KIND = "agents"  # the writer's source name and the markers' key prefix (see index.outbox)
+PENDING_KIND = "agents"  # the writer's source name and the markers' key prefix (see index.pending)
 PAGE = 1000
 # The filters an agent search / prune / export may use. Scope fields (user_id, agent, tenant, chat...)
 # are deliberately absent: a handle only ever sees its own agent.
@@ -143,7 +143,7 @@ class AgentStore:
         self._optimize = background.optimize if background is not None else None
         self.ensured: set[str] = set()
         # The background index mode: interactions get their BM25 points inline and a pending marker each;
-        # the index writer embeds them (``index.outbox``; the add does not wait for the embedder).
+        # the index writer embeds them (``index.pending``; the add does not wait for the embedder).
         self.background = background if deferred and embedder is not None else None
 
     # -- registry -------------------------------------------------------------------------------
@@ -276,7 +276,7 @@ class AgentStore:
             self.ensure(info)
             if check_ids:
                 self._check_ids(scope, info, items)
-            marks = mark(self.records, scope.tenant, OUTBOX_KIND, [[scope.user_id, scope.agent_name, k] for k in docs]) if bg else []
+            marks = mark(self.records, scope.tenant, PENDING_KIND, [[scope.user_id, scope.agent_name, k] for k in docs]) if bg else []
             self.records.put_docs(scope.tenant, scope.docs, docs)
             try:
                 if bg is not None:  # BM25 now; the writer embeds from the markers
@@ -290,7 +290,7 @@ class AgentStore:
                 raise
             self.touch(scope, info)
         if bg is not None:
-            bg.notify(scope.tenant, marks, source=OUTBOX_KIND)
+            bg.notify(scope.tenant, marks, source=PENDING_KIND)
         self.check_optimize()
 
     def entry(self, scope: AgentScope, it: Interaction) -> Entry:

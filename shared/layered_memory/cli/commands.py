@@ -143,7 +143,7 @@ def ingest(ctx: click.Context, file: Any, batch: int) -> None:
 
 
 def _progress(bar: Any, mem: Any, stored: int, pending0: int) -> None:
-    """The indexed bar: what is stored minus what still waits in the outbox."""
+    """The indexed bar: what is stored minus what is still pending for the index."""
     bar.n = max(0, min(stored, stored - max(0, mem.records.count_pending(mem.tenant_id) - pending0)))
     bar.refresh()
 

@@ -114,7 +114,7 @@ def doctor(ctx: click.Context, repair: bool, as_json: bool) -> None:
         click.echo(json.dumps(report, ensure_ascii=False, indent=2))
     else:
         click.echo(f"tenant {report['tenant']}: interrupted deletes {report['outbox']}; "
-                   f"pending in the index writer's outbox {report['pending']} (index lag, not drift)")
+                   f"pending for the index writer {report['pending']} (index lag, not drift)")
         for kind in ("messages", "topic_summaries", "items", "agents", "documents", "topics"):
             click.echo(f"  {kind}: " + ", ".join(f"{k} {v}" for k, v in report[kind].items()))
         state = ("ok: the vector index and the topic tier agree with the record store" if report["ok"]

@@ -7,9 +7,9 @@
 ``records`` counts chunk records; a chunk is expected as a point when its key carries its source's
 committed version (``SourceStore.replace``). ``stale`` counts chunk records of another version or of a
 source that is gone (a write stopped between its steps), ``missing`` committed chunks without a point,
-``orphans`` points without a committed chunk, ``pending`` interrupted document writes still in the
-outbox. Repair drops the orphan points, then lets ``SourceStore.repair`` of each affected source drop
-its stale chunks and re-create its missing points from the records (the same repair the outbox drain
+``orphans`` points without a committed chunk, ``pending`` interrupted document writes (their delete
+intents). Repair drops the orphan points, then lets ``SourceStore.repair`` of each affected source drop
+its stale chunks and re-create its missing points from the records (the same repair finishing the intent
 runs): idempotent, nothing re-embedded that has a point.
 """
 
@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from ..index import Scope
-from ..index.points import point_id, scope_filter
-from ..indexing import OUTBOX, scroll_all
+from ..index.intents import INTENTS
+from ..index.points import point_id, scope_filter, scroll_all
 from ..kinds import BaseKind
 from ..stores.base import RecordStore, iter_docs
 from .store import CHUNKS, CODE_KIND, DOC_KIND, REPOS, SOURCES, VECTORS, SourceStore
@@ -55,7 +55,7 @@ def check_documents(core: Kernel, tenant: str, repair: bool = False) -> dict[str
             n_stale += 1
         else:
             expected[point_id(tenant, src.get("kind", DOC_KIND), key)] = skey
-    pending = sum(1 for _, d in iter_docs(records, tenant, OUTBOX, page=PAGE) if d.get("op") == "doc")
+    pending = sum(1 for _, d in iter_docs(records, tenant, INTENTS, page=PAGE) if d.get("op") == "doc")
     out = {
         "records": n_chunks, "points": 0, "missing": 0, "orphans": 0, "stale": n_stale, "pending": pending,
         "documents": sum(1 for d in sources.values() if d.get("kind", DOC_KIND) == DOC_KIND),
@@ -93,7 +93,7 @@ def counts_differ(core: Kernel, tenant: str) -> bool:
 
 
 class DocumentKind(BaseKind):
-    """Chunks are written by ``mem.documents`` itself (no writer outbox); its ``pending`` counts
+    """Chunks are written by ``mem.documents`` itself (nothing pending for the writer); its ``pending`` counts
     interrupted writes (intents ``doc``), which the drain finishes (``SourceStore.repair``)."""
 
     name = "documents"

@@ -9,13 +9,13 @@ holds one point per chunk (``kind`` ``doc_chunk`` or ``code_chunk``).
 Replacing a source's chunks (``SourceStore.replace``):
 
 1. every chunk is embedded before anything is written (a failing embedder writes nothing);
-2. a durable intent (``index_outbox``, op ``doc``) is recorded;
+2. a durable delete intent (``index.intents``, op ``doc``) is recorded;
 3. the new chunks (keys carry the new version) are written to the records and the index;
 4. the source record is written with the new version: the commit point;
 5. the old version's chunks are deleted; the intent is dropped.
 
 An exception in 3-4 deletes what 3 wrote and re-raises: nothing half-indexed. A crash leaves the
-intent, and ``repair`` (run by the outbox drain on the next open / ``sync_index``) deletes every chunk
+intent, and ``repair`` (run when the intents are finished on the next open / ``sync_index``) deletes every chunk
 whose version is not the source record's. Searches only return chunks of the committed version.
 
 The scope rule: a source written through an unbound handle is the tenant's (``visible_to: ["*"]``);
@@ -37,7 +37,7 @@ from ..index.collection import Entry, Found, IndexedCollection
 from ..filterspec import Condition, Eq, FilterSpec
 from ..index.points import point_id
 from ..stores.base import iter_docs
-from ..indexing import drop_intent, put_intent
+from ..index.intents import drop_intent, put_intent
 from ..stores.base import IndexHit
 
 if TYPE_CHECKING:
@@ -185,7 +185,7 @@ class SourceStore:
         except Exception:
             if not quiet:
                 raise
-            logger.warning("cleanup of %d new chunks failed; the outbox intent's repair removes them", len(keys))
+            logger.warning("cleanup of %d new chunks failed; the delete intent's repair removes them", len(keys))
 
     def remove(self, skeys: Sequence[str]) -> int:
         """Delete sources and their chunks. Returns how many sources existed."""
@@ -203,7 +203,7 @@ class SourceStore:
         return n
 
     def repair(self, skey: str) -> None:
-        """The outbox drain of an interrupted replace / remove: drop chunks of other versions (idempotent)."""
+        """Finishing the intent of an interrupted replace / remove: drop chunks of other versions (idempotent)."""
         with self.runtime.write_lock:
             doc = self.get([skey])[0]
             keep = f"{skey}#{doc['version']}:" if doc else None

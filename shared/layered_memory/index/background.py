@@ -1,15 +1,15 @@
-"""The background indexing of one engine: the outboxes, the writer thread that drains them, retries,
+"""The background indexing of one engine: its pending sources, the writer thread that drains them, retries,
 index lag, and the automatic HNSW build of embedded collections.
 
-    bg = BackgroundIndexer(settings.writer, index, lock=core.write_lock)
-    bg.add_source(MessageOutbox(indexer, core.write_lock))   # one outbox per record kind
-    bg.watch("lm_messages")                                  # collections whose HNSW the writer keeps up
-    bg.notify("acme", refs, source="messages")               # after a durable write (that outbox has them)
-    bg.flush(timeout=5.0)                                    # wait until they are indexed
-    bg.status("acme")                                        # pending, lag, errors, HNSW per collection
+    bg = BackgroundIndexer(settings.writer, index)
+    bg.add_source(PendingMessages(indexer, core.write_lock))  # one pending source per record kind
+    bg.watch("lm_messages")                                 # collections whose HNSW the writer keeps up
+    bg.notify("acme", refs, source="messages")              # after a durable write (that source has them)
+    bg.flush(timeout=5.0)                                   # wait until they are indexed
+    bg.status("acme")                                       # pending, lag, errors, HNSW per collection
 
-An outbox lives in the record store (the record store is the log): the writer holds no work of its own,
-so a crash loses nothing. A batch that fails stays in the outbox; its keys wait (doubling from
+What is pending lives in the record store (the record store is the log): the writer holds no work of its
+own, so a crash loses nothing. A batch that fails stays pending; its keys wait (doubling from
 ``retry_min_seconds`` up to ``retry_max_seconds``) while the writer goes on with the others, and a
 retried batch is halved at each failure, so one record the embedder cannot take ends alone and
 blocks nothing. The writer thread runs ``drain``; embedding happens outside the engine's write lock
@@ -24,29 +24,16 @@ import time
 from collections import deque
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from ..config import IndexWriterSettings
 from ..stores.base import MANUAL_OPTIMIZE, VectorIndex
+from .pending import PendingSource
 from .writer import IndexWriter, RetryLater
 
 logger = logging.getLogger(__name__)
 
 LAG_SAMPLES = 20_000
-
-
-class OutboxSource(Protocol):
-    """One record kind's outbox: what is pending, and how to index a batch of it."""
-
-    name: str
-
-    def count(self, tenant: str) -> int: ...
-
-    def pending(self, tenant: str, limit: int) -> Sequence[Hashable]:
-        """Pending keys, oldest first."""
-
-    def index(self, tenant: str, keys: Sequence[Hashable]) -> int:
-        """Index the records of ``keys`` and clear them from the outbox; returns how many were indexed."""
 
 
 @dataclass(slots=True)
@@ -67,12 +54,12 @@ class _Hnsw:
 
 
 class BackgroundIndexer:
-    """The outboxes of one engine and the single writer thread that drains them."""
+    """The pending sources of one engine and the single writer thread that drains them."""
 
     def __init__(self, settings: IndexWriterSettings, index: VectorIndex | None) -> None:
         self.settings = settings
         self.index = index
-        self.sources: list[OutboxSource] = []
+        self.sources: list[PendingSource] = []
         self._mutex = threading.Lock()
         self._dirty: dict[tuple[str, str], int] = {}  # (tenant, source) -> generation of its latest notify
         self._enqueued: dict[tuple[str, str, Hashable], float] = {}  # (tenant, source, key) -> monotonic time of the write
@@ -89,7 +76,7 @@ class BackgroundIndexer:
         self.writer = IndexWriter(self.drain, backoff=(settings.retry_min_seconds, settings.retry_max_seconds))
 
     # -- set up -------------------------------------------------------------------------------------
-    def add_source(self, source: OutboxSource) -> None:
+    def add_source(self, source: PendingSource) -> None:
         self.sources.append(source)
 
     def watch(self, collection: str) -> None:
@@ -99,8 +86,8 @@ class BackgroundIndexer:
 
     # -- producers ----------------------------------------------------------------------------------
     def notify(self, tenant: str, keys: Sequence[Hashable] = (), source: str | None = None) -> None:
-        """The ``source`` outbox of ``tenant`` has new keys (already durable): wake the writer for it.
-        Without a source (a repair, an open, ``sync_index``) every outbox of the tenant is looked at."""
+        """The ``source`` of ``tenant`` has new pending keys (already durable): wake the writer for it.
+        Without a source (a repair, an open, ``sync_index``) every source of the tenant is looked at."""
         now = time.monotonic()
         names = [source] if source is not None else [s.name for s in self.sources]
         with self._mutex:
@@ -133,7 +120,7 @@ class BackgroundIndexer:
         return n
 
     def check_optimize(self) -> None:
-        """Wake the writer to check the watched collections' HNSW (e.g. after writes outside an outbox)."""
+        """Wake the writer to check the watched collections' HNSW (e.g. after writes no source tracks)."""
         self.writer.notify()
 
     def flush(self, timeout: float | None = None) -> bool:
@@ -141,8 +128,8 @@ class BackgroundIndexer:
         return self.writer.flush(timeout)
 
     def settle(self, timeout: float | None = None, *, failures: int = 3) -> bool:
-        """Wait until the outbox is drained, or until only batches that failed ``failures`` retries in a
-        row are left (they stay in the outbox; ``status()`` names the error), or ``timeout``. Returns
+        """Wait until nothing is pending, or until only batches that failed ``failures`` retries in a
+        row are left (they stay pending; ``status()`` names the error), or ``timeout``. Returns
         whether it drained. For maintenance calls that must not hang on a broken embedder."""
         deadline = None if timeout is None else time.monotonic() + timeout
         drained = self.writer.status().idle
@@ -154,7 +141,7 @@ class BackgroundIndexer:
 
     def close(self, drain_timeout: float | None) -> bool:
         """Drain up to ``drain_timeout`` seconds (see ``settle``), then stop the thread after the batch in
-        flight. Returns whether the outbox was drained; what is left is indexed by the next open."""
+        flight. Returns whether everything pending was indexed; what is left is indexed by the next open."""
         drained = self.settle(drain_timeout, failures=1)
         self.writer.close()
         return drained
@@ -168,7 +155,7 @@ class BackgroundIndexer:
         done = 0
         waiting = False
         sources = {s.name: s for s in self.sources}
-        for (tenant, name), gen in dirty.items():  # only the outboxes notified: no read of the others
+        for (tenant, name), gen in dirty.items():  # only the sources notified: no read of the others
             source = sources.get(name)
             keys, retry = self._next_batch(tenant, source) if source is not None else ([], False)
             if keys:
@@ -189,7 +176,7 @@ class BackgroundIndexer:
             raise RetryLater(f"{len(self._failures)} records wait for a retry")
         return done
 
-    def _next_batch(self, tenant: str, source: OutboxSource) -> tuple[list[Hashable], bool]:
+    def _next_batch(self, tenant: str, source: PendingSource) -> tuple[list[Hashable], bool]:
         """The next keys to index: fresh ones in a full batch; retried ones in a batch halved per failure.
         The flag says whether failed keys still wait for their time."""
         size = self.settings.batch_size
@@ -206,7 +193,7 @@ class BackgroundIndexer:
             return [], bool(set(keys) & failed.keys())
         return ready[: max(1, min(size, failed[ready[0]].batch // 2))], True
 
-    def _index(self, tenant: str, source: OutboxSource, keys: Sequence[Hashable]) -> int:
+    def _index(self, tenant: str, source: PendingSource, keys: Sequence[Hashable]) -> int:
         """Index one batch; -1 when it failed (its keys wait for their retry, the others go on)."""
         try:
             n = source.index(tenant, keys)
@@ -222,7 +209,7 @@ class BackgroundIndexer:
                     self._failures[(tenant, source.name, k)] = _Failure(attempts, now + wait, error, len(keys))
                 self._last_error[tenant] = (error, time.time())
                 self._errors[tenant] = self._errors.get(tenant, 0) + 1
-            logger.warning("index writer: %d %s of tenant %s failed (%s); retried later, the outbox keeps them", len(keys), source.name, tenant, error)
+            logger.warning("index writer: %d %s of tenant %s failed (%s); retried later, they stay pending", len(keys), source.name, tenant, error)
             return -1
         now = time.monotonic()
         with self._mutex:
@@ -230,7 +217,7 @@ class BackgroundIndexer:
                 self._failures.pop((tenant, source.name, k), None)
                 t = self._enqueued.pop((tenant, source.name, k), None)
                 self._lags.append(now - (t if t is not None else self._opened))
-        return max(n, 1) if keys else 0  # progress even when every record was gone (the outbox moved on)
+        return max(n, 1) if keys else 0  # progress even when every record was gone (nothing of it is pending any more)
 
     # -- HNSW ---------------------------------------------------------------------------------------
     def _maybe_optimize(self) -> None:
@@ -331,4 +318,4 @@ def _pct(sorted_values: list[float], p: float) -> float | None:
     return round(sorted_values[min(len(sorted_values) - 1, int(len(sorted_values) * p / 100))], 4)
 
 
-__all__ = ["BackgroundIndexer", "OutboxSource", "RetryLater"]
+__all__ = ["BackgroundIndexer", "RetryLater"]

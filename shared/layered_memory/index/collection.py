@@ -184,11 +184,11 @@ class IndexedCollection:
             hits = self._second_stage(text, dense, sparse, spec, limit, now=now, vectors=vectors)
             timings["retrieve"] = round((time.perf_counter() - t0) * 1000, 3)
             return Found(hits, route_used, reason, timings)
-        hits = self.index.query(
-            self.name, dense=dense, sparse=sparse, filter=spec.to_qdrant(), limit=limit,
+        hits = self.index.query(self.name, IndexQuery(
+            dense=dense, sparse=sparse, filter=spec.to_qdrant(), limit=limit,
             prefetch_limit=max(s.prefetch_limit, limit), rrf_k=s.rrf_k,
             weights=(s.dense_weight, s.sparse_weight) if dense is not None and sparse is not None else None,
-        )
+        ))
         timings["retrieve"] = round((time.perf_counter() - t0) * 1000, 3)
         return Found(hits, route_used, reason, timings)
 

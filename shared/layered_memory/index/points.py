@@ -1,8 +1,9 @@
-"""The payload schema and point ids of the index: one deterministic point per record, and the
-payload every message point carries (filter fields plus the seed 003 meta fields).
+"""The payload schema and point ids of the index: one deterministic point per record, the payload
+every message point carries (filter fields plus the seed 003 meta fields), and reading a collection's
+points page by page.
 
-Both sides use them: the write side (``indexing.Indexer``, the tiers' upserts) builds points, the read
-side (``message_search``, the doctor) names and filters them.
+Both sides use them: the write side (``index.indexer.Indexer``, the tiers' upserts) builds points, the
+read side (``index.search``, the doctor and the kinds' checks) names, filters and scrolls them.
 """
 
 from __future__ import annotations
@@ -10,12 +11,17 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 from .._lazy import qdrant_models as models
 
 from ..models import Message, MessageRef, iso
 from ..retrieval.analyzer import text_key
+from ..stores.base import VectorIndex
+
+MESSAGES = "messages"  # the message collection's name (after the configured collection prefix)
+SCROLL_PAGE = 512
 
 _POINT_NS = uuid.UUID("6f1c7a52-3c1e-4a53-9d0e-52a3b1e0c0de")
 _URL = re.compile(r"https?://[^\s<>\"')\]]+")
@@ -81,4 +87,20 @@ def message_payload(msg: Message, lang: str) -> dict[str, Any]:
     }
 
 
-__all__ = ["legacy_message_point_id", "message_payload", "message_point_id", "point_id", "scope_filter", "speaker", "text_key"]
+def scroll_all(index: VectorIndex, collection: str, flt: Any, page: int = SCROLL_PAGE) -> Iterator[list[Any]]:
+    """Every point of ``collection`` matching ``flt``, page by page (nothing when the collection is missing)."""
+    if not index.has_collection(collection):
+        return
+    offset = None
+    while True:
+        hits, offset = index.scroll(collection, filter=flt, limit=page, offset=offset)
+        if hits:
+            yield hits
+        if offset is None or not hits:
+            return
+
+
+__all__ = [
+    "MESSAGES", "legacy_message_point_id", "message_payload", "message_point_id", "point_id", "scope_filter", "scroll_all",
+    "speaker", "text_key",
+]

@@ -1,4 +1,4 @@
-"""The background index writer: one thread per engine that drains the index outbox in batches.
+"""The background index writer: one thread per engine that indexes what is pending, in batches.
 
     writer = IndexWriter(drain)          # drain() indexes one batch, returns how many records (0: none left)
     writer.notify()                      # after a durable write: wake the thread (started lazily)
@@ -6,8 +6,8 @@
     writer.status()                      # batches, records, retries, last error, whether it is idle
     writer.close()
 
-The outbox lives in the RecordStore (the record store is the log), so the writer holds no work of
-its own: a crash loses nothing, and a failing batch stays in the outbox. When ``drain`` raises, the
+What is pending lives in the RecordStore (the record store is the log), so the writer holds no work of
+its own: a crash loses nothing, and a failing batch stays pending. When ``drain`` raises, the
 writer records the error, waits (exponential backoff, capped) and calls it again; ``drain`` may pick
 another batch then, so one poisoned batch does not stop the others. The writer never takes the
 engine's write lock while ``drain`` embeds: ``drain`` locks only around its own store writes.
@@ -68,7 +68,7 @@ class IndexWriter:
 
     # -- producers ----------------------------------------------------------------------------------
     def notify(self) -> None:
-        """New work is in the outbox: wake the writer (starting it on first use)."""
+        """New work is pending: wake the writer (starting it on first use)."""
         with self._cond:
             if self._closed:
                 return
@@ -103,7 +103,7 @@ class IndexWriter:
             )
 
     def close(self, timeout: float | None = 10.0) -> None:
-        """Stop the thread after the batch in flight (what is left stays in the outbox for the next open)."""
+        """Stop the thread after the batch in flight (what is left stays pending for the next open)."""
         with self._cond:
             self._closed = True
             self._cond.notify_all()
@@ -127,7 +127,7 @@ class IndexWriter:
                 target = self._requested
             try:
                 n = self._drain()
-            except Exception as exc:  # the batch stays in the outbox: retry after a pause
+            except Exception as exc:  # the batch stays pending: retry after a pause
                 with self._cond:
                     self._retries += 1
                     self._failing += 1
@@ -136,7 +136,7 @@ class IndexWriter:
                 lo, hi = self._backoff
                 delay = min(hi, max(lo, delay * 2 if delay else lo))
                 log = logger.debug if isinstance(exc, RetryLater) else logger.warning
-                log("index writer: %s; retrying in %.2f s (the outbox keeps the batch)", self._last_error, delay)
+                log("index writer: %s; retrying in %.2f s (the batch stays pending)", self._last_error, delay)
                 continue
             delay = 0.0
             with self._cond:
@@ -145,7 +145,7 @@ class IndexWriter:
                     self._batches += 1
                     self._records += n
                     self._last_batch_at = time.time()
-                else:  # the outbox is empty: every request up to `target` is done
+                else:  # nothing is pending: every request up to `target` is done
                     self._completed = max(self._completed, target)
                     self._cond.notify_all()
 

@@ -5,7 +5,7 @@ from .api import (
     ITEM_NS,
     ITEMS,
     KIND,
-    OUTBOX_KIND,
+    PENDING_KIND,
     USER_ITEM_NS,
     USER_ITEMS,
     Items,
@@ -20,6 +20,6 @@ from .api import (
 )
 
 __all__ = [
-    "ITEMS", "ITEM_NS", "KIND", "OUTBOX_KIND", "USER_ITEMS", "USER_ITEM_NS", "Items", "StoredItem", "check_filter",
+    "ITEMS", "ITEM_NS", "KIND", "PENDING_KIND", "USER_ITEMS", "USER_ITEM_NS", "Items", "StoredItem", "check_filter",
     "check_namespace", "doc_key", "index_text", "item_entry", "matches", "ns_key",
 ]

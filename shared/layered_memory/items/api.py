@@ -31,9 +31,9 @@ from urllib.parse import quote, unquote
 from ..errors import InvalidInputError
 from ..index.collection import Entry, IndexedCollection
 from ..filterspec import Condition, Eq, Range
-from ..index.outbox import PENDING, Target, mark, write_sparse
+from ..index.pending import PENDING, Target, mark, write_sparse
 from ..index.points import point_id
-from ..indexing import drop_intent, put_intent
+from ..index.intents import drop_intent, put_intent
 from ..models import check_json, iso, parse_time, utcnow
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ ITEM_NS = "item_ns"
 USER_ITEMS = "user_items"  # items written through a user-bound handle: keys start with the owner
 USER_ITEM_NS = "user_item_ns"
 KIND = "item"
-OUTBOX_KIND = "items"  # the writer's source name and the markers' key prefix (see index.outbox)
+PENDING_KIND = "items"  # the writer's source name and the markers' key prefix (see index.pending)
 OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 _RANGE = {"$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte"}
 MAX_LIMIT = 1000
@@ -301,7 +301,7 @@ class Items:
             intent = put_intent(records, self.tenant, "item", dkey=dkey, namespace=list(ns), owner=self.owner)  # see repair
             # background mode: the writer's pending marker, before the record (a crash after it loses nothing)
             deferred = core.deferred and core.index is not None and fields is not False and index_mode != "sync"
-            marks = mark(records, self.tenant, OUTBOX_KIND, [[self._docs, dkey]]) if deferred else []
+            marks = mark(records, self.tenant, PENDING_KIND, [[self._docs, dkey]]) if deferred else []
             old = records.get_docs(self.tenant, self._docs, [dkey])[0]
             now = iso(utcnow())
             doc = {
@@ -322,7 +322,7 @@ class Items:
             self._index([(dkey, doc)], dense=not marks)
             drop_intent(records, self.tenant, intent)
         if marks:  # after the write lock: the writer embeds it (keyword search already sees it)
-            core.background.notify(self.tenant, marks, source=OUTBOX_KIND)  # type: ignore[union-attr]
+            core.background.notify(self.tenant, marks, source=PENDING_KIND)  # type: ignore[union-attr]
         return _item(doc)
 
     def delete(self, namespace: Sequence[str], key: str) -> bool:
@@ -340,7 +340,7 @@ class Items:
 
     def repair(self, dkey: str, namespace: tuple[str, ...]) -> None:
         """Bring one item's point and its namespace counter in line with the RecordStore (idempotent): the
-        drain of an interrupted ``put`` / ``delete`` (``doctor.drain_outbox``)."""
+        drain of an interrupted ``put`` / ``delete`` (``doctor.drain_intents``)."""
         with self._runtime.write_lock:
             doc = self._runtime.records.get_docs(self.tenant, self._docs, [dkey])[0]
             if doc is not None:

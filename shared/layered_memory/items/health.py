@@ -15,13 +15,12 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..index import Scope
-from ..index.outbox import Target, pending_refs
-from ..index.points import point_id, scope_filter
-from ..indexing import scroll_all
+from ..index.pending import Target, pending_refs
+from ..index.points import point_id, scope_filter, scroll_all
 from ..kinds import DRIFT, RecordKind, count_points, report
 from ..progress import report as progress
 from ..stores.base import iter_docs
-from .api import ITEM_NS, ITEMS, KIND, OUTBOX_KIND, USER_ITEMS, Items, item_entry, ns_key
+from .api import ITEM_NS, ITEMS, KIND, PENDING_KIND, USER_ITEMS, Items, item_entry, ns_key
 
 if TYPE_CHECKING:
     from ..config import LayeredMemorySettings
@@ -31,7 +30,7 @@ PAGE = 1000
 
 
 class ItemKind(RecordKind):
-    name = OUTBOX_KIND
+    name = PENDING_KIND
     intents = ("item",)  # an interrupted put / delete (``Items.repair``)
     drift = (*DRIFT, "namespace_counters")
 
@@ -84,7 +83,7 @@ class ItemKind(RecordKind):
                 stale.update(
                     h.id for h in hits if h.id in expected and h.payload.get("timestamp") != docs[expected[h.id]]["updated_at"]
                 )
-        pending = {point_id(tenant, KIND, r[1]) for r in pending_refs(core.records, tenant, OUTBOX_KIND)}
+        pending = {point_id(tenant, KIND, r[1]) for r in pending_refs(core.records, tenant, PENDING_KIND)}
         orphans = sorted(actual - set(expected) - pending)
         missing = [k for p, k in expected.items() if (p not in actual or p in stale) and p not in pending]
         if repair and items is not None and (orphans or missing or bad_ns):

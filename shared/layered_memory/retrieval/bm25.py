@@ -15,7 +15,7 @@ The formula (Lucene / Qdrant)::
 
 ``dl`` is the number of terms of the document (duplicates counted). rank_bm25's ``BM25Okapi``
 uses ``ln((N - n + 0.5) / (n + 0.5))`` with an epsilon floor instead; with that IDF swapped in, the
-scores are identical (``tests/unit/test_bm25.py``).
+scores are identical (``tests/unit/retrieval/test_bm25.py``).
 """
 
 from __future__ import annotations

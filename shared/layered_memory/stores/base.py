@@ -94,7 +94,7 @@ class RecordStore(Protocol):
     def tenants(self) -> list[str]:
         """Every tenant that has messages or documents."""
 
-    # -- indexing outbox ----------------------------------------------------------------------
+    # -- pending for the index --------------------------------------------------------------
     def pending_index(self, tenant: str, limit: int = 1000) -> list[MessageRef]:
         """Messages stored but not yet confirmed indexed (crash recovery), oldest first."""
 

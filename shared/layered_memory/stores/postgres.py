@@ -1,7 +1,8 @@
 """PostgresRecordStore: the RecordStore on PostgreSQL (psycopg 3 and a ``psycopg_pool.ConnectionPool``).
 
 Seed 001 keeps messages and topics in PostgreSQL, Qdrant for vectors and Redis as the recent-message
-cache. The schema and its migrations are in ``postgres_schema.py``. Each call takes a pooled
+cache. The schema and its migrations are in ``postgres_schema.py``, the pools, transactions, error
+translation and ``setup()`` in ``postgres_connect.py``. Each call takes a pooled
 connection for one transaction (committed on success, rolled back on any error), so a failed batch
 leaves nothing behind. ``put_messages`` locks its tenant's counter row: writers of one tenant
 serialize, and ``seq`` follows their commit order (never reused).
@@ -20,67 +21,18 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..config import PostgresSettings
-from ..errors import BackendError, BackendTimeout, BackendUnavailable, ConfigurationError, InvalidInputError, NotFoundError, SchemaMismatch, install_hint
+from ..errors import ConfigurationError, InvalidInputError, NotFoundError
 from ..models import Message, MessageRef
-from .native import PerLoop, SyncCursor, await_only, entered, in_native
-from .postgres_schema import check_schema_name, migrate
+from .postgres_connect import PostgresConnection
 from .sqlite import check_collection, check_limit, check_tenant, dump_doc, dump_message, load_message, not_stored, prefix_end, ref_pairs
-
-try:
-    import psycopg
-    from psycopg import conninfo as _conninfo
-    from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
-except ImportError as exc:  # pragma: no cover - depends on the install
-    raise ConfigurationError(
-        f"the PostgreSQL record store needs psycopg 3 and psycopg_pool ({exc}); {install_hint('postgres')}"
-    ) from None
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["PostgresRecordStore"]
-
-
-def describe(url: str) -> str:
-    """``user@host:port/dbname`` of a libpq URL or DSN, never the password.
-
-    Raises:
-        ConfigurationError: the URL cannot be parsed.
-    """
-    try:
-        parts = _conninfo.conninfo_to_dict(url)
-    except psycopg.ProgrammingError as exc:
-        raise ConfigurationError(
-            f"postgres url is not valid ({str(exc).splitlines()[0]}); use postgresql://user:password@host:5432/dbname"
-        ) from None
-    user = parts.get("user")
-    host = parts.get("host") or parts.get("hostaddr") or "localhost"
-    where = f"{host}:{parts.get('port') or 5432}" if not str(host).startswith("/") else f"{host} (unix socket)"
-    return f"{user + '@' if user else ''}{where}/{parts.get('dbname') or user or '?'}"
-
-
-def connect_fix(text: str, address: str) -> str:
-    """What to do about a failed connection, from libpq's message."""
-    low = text.lower()
-    if "password" in low and ("authentication failed" in low or "no password" in low):
-        return "check the user and password in the URL (postgresql://user:password@host:port/dbname)"
-    if "database" in low and "does not exist" in low:
-        return f"create the database (CREATE DATABASE ...; or createdb) at {address.split('@')[-1].split('/')[0]} or fix its name in the URL"
-    if "role" in low and "does not exist" in low:
-        return "create the role (CREATE ROLE ... LOGIN PASSWORD ...) or fix the user in the URL"
-    if "no pg_hba.conf entry" in low:
-        return "allow this client in the server's pg_hba.conf"
-    return "start PostgreSQL there or fix the host and port in the URL (postgresql://user:password@host:port/dbname)"
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0].strip() if text else type(exc).__name__
 
 
 def _doc_key(key: object) -> str:
@@ -109,7 +61,7 @@ def _key_range(prefix: str, after: str) -> tuple[str, list[str]]:
     return "".join(f" AND {c}" for c in clauses), params
 
 
-class PostgresRecordStore:
+class PostgresRecordStore(PostgresConnection):
     """The RecordStore on PostgreSQL.
 
     Args:
@@ -132,27 +84,8 @@ class PostgresRecordStore:
         connect_timeout: float = 5.0, statement_timeout: float = 30.0, cache_url: str | None = None,
         cache_prefix: str = "lm",
     ) -> None:
-        self.address = describe(url)
-        self.schema = check_schema_name(schema)
-        if not (isinstance(min_size, int) and isinstance(max_size, int) and 0 <= min_size <= max_size and max_size >= 1):
-            raise InvalidInputError("pool size", (min_size, max_size), "needs 0 <= min_size <= max_size, max_size >= 1", "use e.g. min_size=1, max_size=10")
-        self._url = url
-        self.connect_timeout = float(connect_timeout)
-        self.statement_timeout = float(statement_timeout)
-        self._s = f'"{self.schema}"'
-        self._kwargs = {
-            "connect_timeout": max(1, round(self.connect_timeout)),
-            "options": f"-c statement_timeout={int(self.statement_timeout * 1000)}",
-            "application_name": "layered-memory",
-            "autocommit": True,  # a read is one round trip; writes open their transaction (_tx)
-        }
-        self._pool = ConnectionPool(
-            url, kwargs=self._kwargs, min_size=min_size, max_size=max_size, open=False,
-            timeout=self.connect_timeout, check=ConnectionPool.check_connection, name=f"layered-memory {self.address}",
-        )
-        self._opened = False
-        self._open_lock = threading.Lock()
-        self._apools: PerLoop[AsyncConnectionPool] = PerLoop(self._async_pool, lambda pool: pool.close())
+        super().__init__(url, schema=schema, min_size=min_size, max_size=max_size, connect_timeout=connect_timeout,
+                         statement_timeout=statement_timeout)
         self.cache_prefix = cache_prefix
         self._cache: Any = None  # a RedisRecordStore used for its recent cache only (any Redis URL, cluster too)
         if cache_url:
@@ -184,126 +117,9 @@ class PostgresRecordStore:
     def __repr__(self) -> str:
         return f"PostgresRecordStore({self.address!r}, schema={self.schema!r})"
 
-    # -- plumbing -------------------------------------------------------------------------------
-    @contextmanager
-    def _errors(self, op: str) -> Iterator[None]:
-        """Translate psycopg errors into BackendError subclasses (the only place that does)."""
-        try:
-            yield
-        except PoolTimeout as exc:
-            raise BackendUnavailable(
-                f"no connection to PostgreSQL at {self.address} within {self.connect_timeout:g}s during {op} "
-                f"({_first_line(exc)}): the server is down or unreachable, or all {self._pool.max_size} pooled "
-                "connections are busy; start PostgreSQL or fix the URL, or raise pool_max_size / connect_timeout",
-                backend="postgres", op=op,
-            ) from exc
-        except psycopg.errors.QueryCanceled as exc:
-            raise BackendTimeout(
-                f"PostgreSQL at {self.address} cancelled {op} after statement_timeout={self.statement_timeout:g}s "
-                f"({_first_line(exc)}); nothing was written; check the server load or raise statement_timeout",
-                backend="postgres", op=op,
-            ) from exc
-        except psycopg.errors.UndefinedTable as exc:
-            raise SchemaMismatch(
-                f"PostgreSQL at {self.address} has no layered-memory tables in schema {self.schema!r} "
-                f"({_first_line(exc)}); call store.setup() first", backend="postgres", op=op,
-            ) from exc
-        except psycopg.errors.InsufficientPrivilege as exc:
-            raise BackendError(
-                f"PostgreSQL at {self.address} refused {op} to this user ({_first_line(exc)}); grant it the rights on "
-                f"schema {self.schema!r} (GRANT CREATE ON DATABASE ... for setup, or create the schema and GRANT ALL ON "
-                "SCHEMA ... and its tables to the user)", backend="postgres", op=op,
-            ) from exc
-        except psycopg.OperationalError as exc:
-            text = _first_line(exc)
-            raise BackendUnavailable(
-                f"lost or refused the connection to PostgreSQL at {self.address} during {op} ({text}); a write in "
-                "flight was rolled back or committed (writes are idempotent: retrying is safe); "
-                + connect_fix(text, self.address), backend="postgres", op=op,
-            ) from exc
-        except psycopg.Error as exc:
-            raise BackendError(f"PostgreSQL {op} failed at {self.address}: {_first_line(exc)}", backend="postgres", op=op) from exc
-
-    def _open(self) -> None:
-        with self._open_lock:
-            if not self._opened:
-                self._pool.open(wait=False)
-                self._opened = True
-
-    def native_async(self) -> bool:
-        """Every method may run under ``stores.native.run_native``: its cursor is then an async one, on a pool
-        of this event loop (psycopg's ``AsyncConnectionPool``, the same sizes and timeouts as the sync pool)."""
-        return True
-
-    def _async_pool(self) -> AsyncConnectionPool:
-        pool = AsyncConnectionPool(
-            self._url, kwargs=self._kwargs, min_size=self._pool.min_size, max_size=self._pool.max_size, open=False,
-            timeout=self.connect_timeout, check=AsyncConnectionPool.check_connection, name=f"layered-memory async {self.address}",
-        )
-        await_only(pool.open(wait=False))
-        return pool
-
-    @contextmanager
-    def _native(self, op: str, transaction: bool) -> Iterator[Any]:
-        """``_tx`` / ``_autocommit`` under run_native: an async connection of this loop's pool."""
-        with self._errors(op), entered(self._apools.get().connection()) as conn:
-            with entered(conn.transaction()) if transaction else nullcontext(), entered(conn.cursor()) as cur:
-                yield SyncCursor(cur)
-
-    def _tx(self, op: str) -> Any:
-        """A cursor inside one transaction on a pooled connection: commit on success, roll back on error."""
-        return self._cursor(op, transaction=True)
-
-    def _autocommit(self, op: str) -> Any:
-        """A cursor on a pooled autocommit connection: for reads and single-statement writes (a statement is
-        atomic by itself), one round trip each."""
-        return self._cursor(op, transaction=False)
-
-    @contextmanager
-    def _cursor(self, op: str, *, transaction: bool) -> Iterator[Any]:
-        if in_native():  # on the event loop: the async pool's connection
-            with self._native(op, transaction=transaction) as cur:
-                yield cur
-            return
-        if not self._opened:
-            self._open()
-        with self._errors(op), self._pool.connection() as conn, conn.transaction() if transaction else nullcontext(), conn.cursor() as cur:
-            yield cur
-
-    # -- lifecycle ------------------------------------------------------------------------------
-    def setup(self) -> None:
-        """Check the server (one direct connection, so a bad URL, password or database is named),
-        apply the migrations not yet applied, then open the pool. Idempotent.
-
-        Raises:
-            BackendUnavailable: the server cannot be reached, refuses the login, or has no such database.
-            SchemaMismatch: the schema was written by a newer layered-memory, or the database is not UTF8.
-        """
-        try:
-            conn = psycopg.connect(self._url, **self._kwargs)  # autocommit: migrate() opens its transaction
-        except psycopg.OperationalError as exc:
-            text = _first_line(exc)
-            raise BackendUnavailable(
-                f"cannot connect to PostgreSQL at {self.address} ({text}); {connect_fix(text, self.address)}",
-                backend="postgres", op="setup",
-            ) from None
-        try:
-            with self._errors("setup"):
-                encoding = conn.execute("SHOW server_encoding").fetchone()[0]  # type: ignore[index]
-                if encoding.upper() not in ("UTF8", "UTF-8"):
-                    raise SchemaMismatch(
-                        f"PostgreSQL database at {self.address} uses encoding {encoding}; layered-memory needs UTF8 "
-                        "(CREATE DATABASE ... ENCODING 'UTF8' TEMPLATE template0)", backend="postgres", op="setup",
-                    )
-                for version in migrate(conn, self.schema, self.address):
-                    logger.info("postgres %s schema %s: migrated to version %d", self.address, self.schema, version)
-        finally:
-            conn.close()
-        self._open()
-
+    # -- lifecycle (setup: PostgresConnection) ---------------------------------------------------
     def close(self) -> None:
-        self._apools.close()
-        self._pool.close()
+        super().close()
         if self._cache is not None:
             self._cache.close()
 
@@ -370,7 +186,7 @@ class PostgresRecordStore:
 
     def update_messages(self, tenant: str, messages: Sequence[Message], *, reindex: bool = False) -> None:
         """Overwrite stored messages by (chat_id, message_id), keeping ``seq``; the indexed flag too, unless
-        ``reindex`` puts them back in the index outbox (in the same transaction).
+        ``reindex`` makes them pending for the index again (in the same transaction).
 
         Raises:
             NotFoundError: a message is not stored (nothing is written then).
@@ -508,7 +324,7 @@ class PostgresRecordStore:
             cur.execute(f"SELECT tenant FROM {self._s}.lm_tenants ORDER BY tenant")
             return [r[0] for r in cur.fetchall()]
 
-    # -- indexing outbox ------------------------------------------------------------------------
+    # -- pending for the index ------------------------------------------------------------------
     def pending_index(self, tenant: str, limit: int = 1000) -> list[MessageRef]:
         tenant, limit = check_tenant(tenant), check_limit(limit)
         if limit == 0:

@@ -15,7 +15,7 @@ hold several stores; every row carries its tenant. Tables:
 
 Indexes: the window and scope queries ``(tenant, user_id, session_key, seq)``, ``(tenant, user_id,
 seq)``, ``(tenant, chat_id, seq)``; scan by seq ``(tenant, seq)`` (unique); topic membership
-``(tenant, topic_id, seq)``; the index outbox is a partial index on ``(tenant, seq) WHERE NOT indexed``.
+``(tenant, topic_id, seq)``; what is pending for the index, a partial index on ``(tenant, seq) WHERE NOT indexed``.
 
 Never edit a released migration: append a new one. ``migrate`` holds a transaction-scoped advisory
 lock, so processes starting together apply each migration once.

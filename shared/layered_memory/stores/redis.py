@@ -8,7 +8,7 @@ cluster slot and the Lua scripts and MULTI blocks below may touch all of its key
     T seq                  STRING per-tenant counter (INCR), never reused
     T all                  ZSET  <chat_id>|<message_id> scored by seq (scan, count); the ZSETs
                                  below hold the same members
-    T pend                 ZSET  by seq: the index outbox
+    T pend                 ZSET  by seq: the messages pending for the index
     T s:<user>|<session>   ZSET  one user's session by seq (window)
     T u:<user>             ZSET  one user's messages by seq
     T c:<chat>             ZSET  one chat's messages by seq
@@ -22,6 +22,8 @@ cluster slot and the Lua scripts and MULTI blocks below may touch all of its key
 unambiguous. A message is ``(chat_id, message_id)``: Telegram numbers each chat's messages from 1.
 Message writes run as Lua scripts: atomic, and every check happens before the first write (Lua does
 not roll back). Layout 1 keyed messages by message_id alone; ``setup()`` migrates it (``redis_scripts.MIGRATE_V2``).
+The scripts are in ``redis_scripts.py``; the client, its errors and the durability check in
+``redis_connect.py`` (``RedisConnection``, which this store extends).
 """
 
 from __future__ import annotations
@@ -29,41 +31,25 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from typing import Any
 
 import redis
-from redis.backoff import ExponentialBackoff
 from redis.commands.core import Script
-from redis.retry import Retry
 
 from ..config import RedisSettings
-from ..errors import (
-    BackendError,
-    BackendTimeout,
-    BackendUnavailable,
-    ConfigurationError,
-    InvalidInputError,
-    NotFoundError,
-    SchemaMismatch,
-)
+from ..errors import BackendTimeout, ConfigurationError, InvalidInputError, SchemaMismatch
 from ..models import Message, MessageRef
-from .base import INDEX_UPGRADES, MESSAGE_POINTS_V2
 from . import redis_scripts as lua
+from .base import INDEX_UPGRADES, MESSAGE_POINTS_V2
 from .native import offloaded
 from .redis_cache import RecordStoreRecent
-from .redis_connect import cluster_client, warn_durability
-from .redis_native import dispatching
-from .sqlite import check_collection, check_limit, check_tenant, dump_doc, dump_message, load_message, not_stored, ref_pairs
+from .redis_connect import RedisConnection, as_text, connect
+from .sqlite import check_collection, check_limit, check_tenant, dump_doc, dump_message, load_message, ref_pairs
 
 logger = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 2
-_DURABILITY_CHECKED: set[str] = set()  # server addresses whose persistence settings were read (warn once each)
 _BATCH = 1000  # ids per script call / per command
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
 
 
 def _member(chat_id: str, message_id: str) -> str:
@@ -72,7 +58,7 @@ def _member(chat_id: str, message_id: str) -> str:
 
 
 def _ref(member: bytes | str) -> MessageRef:
-    chat, _, mid = _text(member).partition("|")
+    chat, _, mid = as_text(member).partition("|")
     return MessageRef(chat, mid)
 
 
@@ -96,7 +82,7 @@ def _lex_range(prefix: str, after: str) -> tuple[bytes, bytes]:
     return low, high
 
 
-class RedisRecordStore:
+class RedisRecordStore(RedisConnection):
     """The RecordStore on Redis (standalone, Sentinel or Cluster; keys are Cluster-safe).
 
     Args:
@@ -111,21 +97,8 @@ class RedisRecordStore:
     ) -> None:
         if not prefix or any(c in prefix for c in "{}| "):
             raise InvalidInputError("prefix", prefix, "must be non-empty, without { } | or spaces", "use e.g. 'lm'")
-        self.client = dispatching(client)  # the client itself; its redis.asyncio twin under run_native (stores.native)
+        super().__init__(client, wait_replicas=wait_replicas, wait_timeout=wait_timeout)
         self.prefix = prefix
-        self._owns_client = False  # from_url() sets it: close() closes only a client we built
-        self.cluster = isinstance(client, redis.RedisCluster)
-        if self.cluster:  # every key of a tenant shares the {prefix:tenant} hash tag: one slot per tenant
-            kwargs = client.nodes_manager.connection_kwargs
-            node = client.nodes_manager.startup_nodes and next(iter(client.nodes_manager.startup_nodes.values()))
-            self.address = f"cluster {node.host}:{node.port}" if node else "cluster"
-        else:
-            kwargs = client.connection_pool.connection_kwargs
-            self.address = kwargs.get("path") or f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}"
-        self._timeout = kwargs.get("socket_timeout")
-        if isinstance(wait_replicas, bool) or not isinstance(wait_replicas, int) or wait_replicas < 0:
-            raise InvalidInputError("wait_replicas", wait_replicas, "must be an int >= 0", "use 0 (no replicas) or 1")
-        self.wait_replicas, self.wait_timeout = wait_replicas, wait_timeout
         self._registered: set[str] = set()  # tenants already in <prefix>:tenants
         self._put = Script(self.client, lua.PUT)
         self._update = Script(self.client, lua.UPDATE)
@@ -153,21 +126,7 @@ class RedisRecordStore:
         Raises:
             ConfigurationError: the URL cannot be parsed.
         """
-        scheme, sep, rest = url.partition("://")
-        if sep and scheme.endswith("+cluster"):
-            url, cluster = f"{scheme.removesuffix('+cluster')}://{rest}", True
-        retry = Retry(ExponentialBackoff(cap=0.1, base=0.01), 1, supported_errors=(redis.exceptions.ConnectionError,))
-        try:
-            if cluster:
-                client = cluster_client(url, socket_timeout, connect_timeout, retry)
-            else:
-                client = redis.Redis.from_url(
-                    url, socket_timeout=socket_timeout, socket_connect_timeout=connect_timeout, retry=retry,
-                )
-        except ValueError as exc:
-            raise ConfigurationError(
-                f"redis url {url!r} is not valid ({exc}); use redis://host:6379/0, rediss://... or unix:///path.sock"
-            ) from None
+        client = connect(url, socket_timeout=socket_timeout, connect_timeout=connect_timeout, cluster=cluster)
         store = cls(client, prefix=prefix, wait_replicas=wait_replicas, wait_timeout=wait_timeout)
         store._owns_client = True
         return store
@@ -191,85 +150,7 @@ class RedisRecordStore:
     def __repr__(self) -> str:
         return f"RedisRecordStore({self.address!r}, prefix={self.prefix!r})"
 
-    # -- plumbing -------------------------------------------------------------------------------
-    @contextmanager
-    def _errors(self, op: str) -> Iterator[None]:
-        """Translate redis-py errors into BackendError subclasses (the only place that does)."""
-        try:
-            yield
-        except redis.exceptions.TimeoutError as exc:
-            raise BackendTimeout(
-                f"Redis at {self.address} did not answer within {self._wait_text()} during {op} ({exc}); "
-                "the command may still have been applied (writes are idempotent: retrying is safe); "
-                "check the server load or raise socket_timeout",
-                backend="redis", op=op,
-            ) from exc
-        except redis.exceptions.ConnectionError as exc:
-            raise BackendUnavailable(
-                f"cannot reach Redis at {self.address} during {op} ({exc}); "
-                "start redis-server there or fix the URL (redis://host:port/db)",
-                backend="redis", op=op,
-            ) from exc
-        except (redis.exceptions.ClusterDownError, redis.exceptions.RedisClusterException) as exc:
-            raise BackendUnavailable(
-                f"the Redis Cluster at {self.address} cannot serve {op} ({type(exc).__name__}: {exc}); "
-                "wait for the cluster to recover (a failover takes about cluster-node-timeout) or check its nodes",
-                backend="redis", op=op,
-            ) from exc
-        except redis.exceptions.MovedError as exc:  # only a single-server client sees MOVED: a cluster client follows it
-            raise self._cluster_node_error(f"it answered {op} with MOVED {exc}") from None
-        except redis.exceptions.ResponseError as exc:
-            if str(exc).startswith("NOTFOUND "):
-                raise NotFoundError(not_stored(None, _ref(str(exc).split()[1]))) from None
-            raise BackendError(f"Redis at {self.address} refused {op}: {exc}", backend="redis", op=op) from exc
-        except redis.exceptions.RedisError as exc:
-            raise BackendError(f"Redis {op} failed at {self.address}: {exc}", backend="redis", op=op) from exc
-
-    def _cluster_node_error(self, evidence: str) -> ConfigurationError:
-        return ConfigurationError(
-            f"Redis at {self.address} is a Redis Cluster node ({evidence}), and a redis:// url opens a single "
-            f"server; use redis+cluster://{self.address} (rediss+cluster:// with TLS, or cluster=True) so the "
-            "client follows the cluster's slots"
-        )
-
-    def _refuse_cluster_node(self) -> None:
-        """A single-server client on a cluster node works only for the keys of that node's slots: refuse it."""
-        try:
-            enabled = str(self.client.info("cluster").get("cluster_enabled", 0)) == "1"
-        except redis.exceptions.ResponseError:  # INFO disabled (some managed Redis): a MOVED reply says it later
-            return
-        if enabled:
-            raise self._cluster_node_error("cluster_enabled:1")
-
-    def _wait_text(self) -> str:
-        """How long a timed-out call waited: socket_timeout times the attempts the client's retry makes."""
-        attempts = 1
-        get_retry = getattr(self.client, "get_retry", None)
-        retry = get_retry() if get_retry is not None else None
-        if retry is not None and redis.exceptions.TimeoutError in getattr(retry, "_supported_errors", ()):
-            attempts += max(getattr(retry, "_retries", 0), 0)
-        if attempts == 1:
-            return f"{self._timeout}s"
-        return f"{self._timeout}s x {attempts} attempts (socket_timeout, retried by the client)"
-
-    def _check_durability(self) -> None:
-        """Warn once per server when acknowledged writes would not survive a redis-server restart."""
-        if self.address in _DURABILITY_CHECKED:
-            return
-        _DURABILITY_CHECKED.add(self.address)
-        try:
-            if self.cluster:  # every master keeps its own slots: each one's settings count
-                servers = [(f"{n.host}:{n.port}", self.client.config_get("append*", target_nodes=n))
-                           for n in self.client.get_primaries()]
-            else:
-                servers = [(self.address, self.client.config_get("append*"))]
-        except redis.exceptions.RedisError as exc:  # managed Redis often disables CONFIG: nothing to check
-            logger.info("Redis at %s: cannot read its persistence settings (%s); make sure it runs with "
-                        "appendonly yes and appendfsync everysec or always", self.address, exc)
-            return
-        for address, conf in servers:
-            warn_durability(address, {_text(k): _text(v) for k, v in conf.items()})
-
+    # -- keys and acknowledgements (connection and errors: RedisConnection) ------------------------
     def _base(self, tenant: str) -> str:
         return f"{{{self.prefix}:{check_tenant(tenant)}}}:"
 
@@ -346,21 +227,13 @@ class RedisRecordStore:
         """
         marker = json.dumps({"schema": 2})
         with self._errors("setup"):
-            for tenant in sorted(_text(t) for t in self.client.smembers(f"{self.prefix}:tenants")):
+            for tenant in sorted(as_text(t) for t in self.client.smembers(f"{self.prefix}:tenants")):
                 base = self._base(tenant)
                 moved = self._migrate_v2(
                     keys=[base + "m", base + "all", base + "pend", f"{base}d:{INDEX_UPGRADES}", f"{base}dk:{INDEX_UPGRADES}"],
                     args=[base, MESSAGE_POINTS_V2, marker],
                 )
                 logger.info("redis prefix %s tenant %s: %d messages moved to layout 2", self.prefix, tenant, moved)
-
-    def native_async(self) -> bool:  # every method may run under stores.native.run_native (I/O on redis.asyncio)
-        return True
-
-    def close(self) -> None:
-        self.client.close_native()
-        if self._owns_client:
-            self.client.close()
 
     def recent_cache(self, *, size: int, ttl: int) -> RecordStoreRecent:
         """The seed's recent-message cache, shared by every process: on a Redis record store, the store
@@ -398,7 +271,7 @@ class RedisRecordStore:
 
     def update_messages(self, tenant: str, messages: Sequence[Message], *, reindex: bool = False) -> None:
         """Overwrite stored messages by (chat_id, message_id), keeping ``seq``; the pending flag too, unless
-        ``reindex`` puts them back in the index outbox (in the same script).
+        ``reindex`` makes them pending for the index again (in the same script).
 
         Raises:
             NotFoundError: a message is not stored (nothing is written then).
@@ -543,9 +416,9 @@ class RedisRecordStore:
     def tenants(self) -> list[str]:
         """Every tenant that ever stored a message or document (deleting everything keeps it listed)."""
         with self._errors("tenants"):
-            return sorted(_text(t) for t in self.client.smembers(f"{self.prefix}:tenants"))
+            return sorted(as_text(t) for t in self.client.smembers(f"{self.prefix}:tenants"))
 
-    # -- indexing outbox ------------------------------------------------------------------------
+    # -- pending for the index ------------------------------------------------------------------
     def pending_index(self, tenant: str, limit: int = 1000) -> list[MessageRef]:
         base, limit = self._base(tenant), check_limit(limit)
         if limit == 0:
@@ -608,7 +481,7 @@ class RedisRecordStore:
         low, high = _lex_range(prefix, after)
         with self._errors("list_docs"):
             flat = self._list_docs(keys=[index, docs], args=[low, high, limit])
-        return [(_text(flat[i]), json.loads(flat[i + 1])) for i in range(0, len(flat), 2) if flat[i + 1] is not None]
+        return [(as_text(flat[i]), json.loads(flat[i + 1])) for i in range(0, len(flat), 2) if flat[i + 1] is not None]
 
     def delete_docs(self, tenant: str, collection: str, keys: Sequence[str] | None = None) -> int:
         docs, index = self._doc_keys(tenant, collection)

@@ -37,7 +37,7 @@ end
 return out
 """
 
-# KEYS: m, and pend to put the messages back in the index outbox. ARGV: base, then (member, json,
+# KEYS: m, and pend to make the messages pending for the index again. ARGV: base, then (member, json,
 # user_id, session_key, chat_id) per message. The chat is part of the member, so it never changes here.
 UPDATE = """
 local base = ARGV[1]
@@ -89,7 +89,7 @@ return out
 
 # KEYS: m, all, pend, upgrades hash, upgrades key zset. ARGV: base, marker key, marker json.
 # Layout 1 -> 2 for one tenant: hash fields and ZSET members ``message_id`` become
-# ``chat_id|message_id``; every message goes back to the index outbox, and the marker document tells
+# ``chat_id|message_id``; every message is pending for the index again, and the marker document tells
 # the Indexer to move the points to per-chat ids. Idempotent (a member with ``|`` is already moved).
 MIGRATE_V2 = """
 local base = ARGV[1]

@@ -64,8 +64,8 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (tenant, collection, key)
     ) WITHOUT ROWID;
     """,
-    # v2: a message is (tenant, chat_id, message_id); Telegram ids are per chat. Every message goes
-    # back to the index outbox, and a marker per tenant tells the Indexer to move its points to the
+    # v2: a message is (tenant, chat_id, message_id); Telegram ids are per chat. Every message is
+    # pending for the index again, and a marker per tenant tells the Indexer to move its points to the
     # new per-chat point ids (reusing their vectors: nothing is embedded again).
     f"""
     CREATE TABLE messages_v2 (
@@ -271,8 +271,8 @@ class SQLiteRecordStore:
     def _write(self, op: str, *, derived: bool = False) -> Iterator[sqlite3.Connection]:
         """One IMMEDIATE transaction: commit on success, roll back on any exception.
 
-        ``derived``: the transaction writes only state that can be recomputed (the index outbox's
-        cleared flags), so its commit skips the fsync (``synchronous=NORMAL`` for it alone): a power
+        ``derived``: the transaction writes only state that can be recomputed (the cleared pending
+        flags), so its commit skips the fsync (``synchronous=NORMAL`` for it alone): a power
         loss may undo it, which re-indexes a batch. The next durable commit syncs the WAL up to it, and
         the adds waiting on this connection no longer wait for a sync they do not need."""
         with self._lock, self._errors(op):
@@ -364,7 +364,7 @@ class SQLiteRecordStore:
 
     def update_messages(self, tenant: str, messages: Sequence[Message], *, reindex: bool = False) -> None:
         """Overwrite stored messages by (chat_id, message_id), keeping ``seq``; the indexed flag too, unless
-        ``reindex`` puts them back in the index outbox (in the same transaction).
+        ``reindex`` makes them pending for the index again (in the same transaction).
 
         Raises:
             NotFoundError: a message is not stored (nothing is written then).
@@ -479,7 +479,7 @@ class SQLiteRecordStore:
             ).fetchall()
         return [r[0] for r in rows]
 
-    # -- indexing outbox ------------------------------------------------------------------------
+    # -- pending for the index ------------------------------------------------------------------
     def pending_index(self, tenant: str, limit: int = 1000) -> list[MessageRef]:
         tenant, limit = check_tenant(tenant), check_limit(limit)
         with self._read("pending_index") as conn:

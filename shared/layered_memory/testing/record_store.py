@@ -278,7 +278,7 @@ class RecordStoreConformance:
         assert store.get_messages(A, refs(["b"]))[0].topic_id is None  # type: ignore[union-attr]
 
 
-    def test_update_messages_reindex_puts_them_back_in_the_outbox(self, store: RecordStore) -> None:
+    def test_update_messages_reindex_makes_them_pending_again(self, store: RecordStore) -> None:
         """An edited text must be indexed again: the new text and the pending flag land in one atomic write."""
         store.put_messages(A, [msg("a"), msg("b"), msg("c")])
         store.mark_indexed(A, refs(["a", "b", "c"]))
@@ -356,8 +356,8 @@ class RecordStoreConformance:
             store.put_messages(A, [{"message_id": "m1"}])  # type: ignore[list-item]
 
 
-    # -- indexing outbox --------------------------------------------------------------------------------
-    def test_pending_index_outbox(self, store: RecordStore) -> None:
+    # -- pending for the index --------------------------------------------------------------------------
+    def test_pending_index_and_mark_indexed(self, store: RecordStore) -> None:
         store.put_messages(A, [msg(f"m{i}") for i in range(5)])
         assert mids(store.pending_index(A)) == [f"m{i}" for i in range(5)]
         assert mids(store.pending_index(A, limit=2)) == ["m0", "m1"]

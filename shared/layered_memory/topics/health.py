@@ -15,14 +15,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..index.outbox import Target, pending_refs
-from ..index.points import point_id, scope_filter
-from ..indexing import MESSAGES, scroll_all
+from ..index.pending import Target, pending_refs
+from ..index.points import MESSAGES, point_id, scope_filter, scroll_all
 from ..kinds import BaseKind, RecordKind, count_points, iter_messages, report
 from ..progress import report as progress
 from ..stores.base import RecordStore, iter_docs
 from .store import QUEUE, SUMMARIES, TOPIC_MSGS, TOPICS, TopicStore
-from .summaries import KIND, OUTBOX_KIND, Summarizer
+from .summaries import KIND, PENDING_KIND, Summarizer
 
 if TYPE_CHECKING:
     from ..config import LayeredMemorySettings
@@ -31,7 +30,7 @@ PAGE = 1000
 
 
 class SummaryKind(RecordKind):
-    name = OUTBOX_KIND
+    name = PENDING_KIND
 
     def _summarizer(self, tenant: str) -> Summarizer:
         return self.core.topics.summarizer(tenant)  # type: ignore[no-any-return]
@@ -59,7 +58,7 @@ class SummaryKind(RecordKind):
         actual: set[str] = set()
         for hits in scroll_all(core.index, core.indexer.collection, scope_filter(tenant, KIND)):
             actual.update(h.id for h in hits)
-        pending = {point_id(tenant, KIND, str(t)) for t in pending_refs(core.records, tenant, OUTBOX_KIND)}
+        pending = {point_id(tenant, KIND, str(t)) for t in pending_refs(core.records, tenant, PENDING_KIND)}
         orphans = sorted(actual - set(expected) - pending)
         missing = [t for p, t in expected.items() if p not in actual and p not in pending]
         if repair and (orphans or missing):

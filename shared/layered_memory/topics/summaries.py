@@ -35,7 +35,7 @@ from ..models import Message, iso, parse_time, utcnow
 from ..retrieval.analyzer import Analyzer
 from ..index.background import BackgroundIndexer
 from ..index.collection import Entry, IndexedCollection
-from ..index.outbox import Target, mark, write_sparse
+from ..index.pending import Target, mark, write_sparse
 from ..filterspec import Eq, FilterSpec
 from ..index.scope import member_condition
 from ..session_summaries import extractive_summary
@@ -46,7 +46,7 @@ from .threader import surface_keywords
 logger = logging.getLogger(__name__)
 
 KIND = "topic_summary"
-OUTBOX_KIND = "topic_summaries"  # the writer's source name and the markers' key prefix (see index.outbox)
+PENDING_KIND = "topic_summaries"  # the writer's source name and the markers' key prefix (see index.pending)
 SEGMENT_GAP = timedelta(hours=1)
 
 SEGMENT_PROMPT = """Summarize this part of a conversation on the topic "{title}" for an assistant's long memory.
@@ -285,10 +285,10 @@ class Summarizer:
             self.coll.upsert(entries, on_embed_error="bm25")
             return
         tenant = self.store.tenant
-        keys = mark(self.store.records, tenant, OUTBOX_KIND, [d["topic_id"] for d in docs])
+        keys = mark(self.store.records, tenant, PENDING_KIND, [d["topic_id"] for d in docs])
         targets = [Target(self.coll.name, e.point_id, e) for e in entries]
         write_sparse(self.coll.index, targets, self.analyzer, self.coll.encoder, self.background.optimizing)
-        self.background.notify(tenant, keys, source=OUTBOX_KIND)
+        self.background.notify(tenant, keys, source=PENDING_KIND)
 
     def search(
         self, query: str, *, chat_id: str | None = None, user_id: str | None = None, k: int = 5,

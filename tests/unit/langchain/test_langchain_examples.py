@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 EXPECTED = {
     "langchain_chat_history.py": ["assistant: You told me you live in Kazan.", "retrieved: ["],
     "langchain_agent.py": ["Book a hotel in Lisbon", "My flight to Lisbon is on May 3rd", "messages saved in session web:7"],

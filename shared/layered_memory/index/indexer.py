@@ -1,69 +1,32 @@
-"""The write side of the vector index: payloads, BM25 sparse vectors, dense embeddings, the outbox.
+"""The write side of the message index: payloads, BM25 sparse vectors, dense embeddings, and
+``PendingMessages``, the background writer's source over the messages' pending flag.
 
 The RecordStore is written first (durable); messages stay ``pending`` there until the index has
 them. ``Indexer.flush`` indexes whatever is pending, so a crash between the two writes is repaired
-on the next start or by ``reindex``.
-
-Deletes go the other way round: an intent document in the RecordStore collection ``index_outbox``
-is written before the records are deleted and removed after their points are gone. An intent left
-behind by a crash or an index fault is drained (``doctor.drain_outbox``) by the next
-``sync_index``/``process``/open: the points of the intent's scope whose records no longer exist
-are deleted; points of records that still exist stay. Draining is idempotent.
+on the next start or by ``reindex``. Deletes go the other way round: see ``index.intents``.
 """
 
 from __future__ import annotations
 
 import logging
-import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from ._lazy import qdrant_models as models
-from .progress import report
-
-from .errors import ConfigurationError
-from .index.points import (  # noqa: F401  (re-exported: the write side's callers import them from here)
-    legacy_message_point_id, message_payload, message_point_id, point_id, scope_filter, speaker,
-)
-from .models import Message, MessageRef
-from .providers.base import Embedder
-from .retrieval.analyzer import Analyzer
-from .retrieval.bm25 import BM25Encoder
-from .stores.base import INDEX_UPGRADES, MESSAGE_POINTS_V2, RecordStore, VectorIndex, VectorPoint
+from .._lazy import qdrant_models as models
+from ..errors import ConfigurationError
+from ..models import Message, MessageRef
+from ..progress import report
+from ..providers.base import Embedder
+from ..retrieval.analyzer import Analyzer
+from ..retrieval.bm25 import BM25Encoder
+from ..stores.base import INDEX_UPGRADES, MESSAGE_POINTS_V2, RecordStore, VectorIndex, VectorPoint
+from .points import legacy_message_point_id, message_payload, message_point_id, scope_filter, scroll_all, speaker
 
 logger = logging.getLogger(__name__)
 
-MESSAGES = "messages"
-OUTBOX = "index_outbox"  # delete intents not yet confirmed in the index (see the module docstring)
-SCROLL_PAGE = 512
 INDEX_CONTEXTS = ("neighbour", "speaker", "text")
 PREVIOUS_CHARS = 300
 CONTEXT_GAP = 6 * 3600.0  # seconds: an older turn of the chat is not the context of a message
-
-
-def scroll_all(index: VectorIndex, collection: str, flt: Any, page: int = SCROLL_PAGE) -> Iterator[list[Any]]:
-    """Every point of ``collection`` matching ``flt``, page by page (nothing when the collection is missing)."""
-    if not index.has_collection(collection):
-        return
-    offset = None
-    while True:
-        hits, offset = index.scroll(collection, filter=flt, limit=page, offset=offset)
-        if hits:
-            yield hits
-        if offset is None or not hits:
-            return
-
-
-def put_intent(records: RecordStore, tenant: str, op: str, **fields: Any) -> str:
-    """Record a delete intent before the delete (durable); returns its key for ``drop_intent``."""
-    key = f"{op}|{uuid.uuid4().hex}"
-    records.put_docs(tenant, OUTBOX, {key: {"op": op, **fields}})
-    return key
-
-
-def drop_intent(records: RecordStore, tenant: str, key: str) -> None:
-    """The delete reached the index: forget the intent."""
-    records.delete_docs(tenant, OUTBOX, [key])
 
 
 class Indexer:
@@ -100,7 +63,7 @@ class Indexer:
         self._upgraded: set[str] = set()  # tenants checked for the schema v2 point upgrade
         # The previous turn each BM25-only point was written with (see index_sparse): refs, never texts.
         self.previous_refs: dict[tuple[str, MessageRef], MessageRef | None] = {}
-        # Messages put back in the outbox by an edit in this process (see bump): (tenant, ref) -> generation.
+        # Messages made pending again by an edit in this process (see bump): (tenant, ref) -> generation.
         self.generations: dict[tuple[str, MessageRef], int] = {}
         if index is not None:
             index.ensure_collection(collection, dense_dim=embedder.dim if embedder else None, embedder=embedder.name if embedder else None)
@@ -221,7 +184,7 @@ class Indexer:
         self, tenant: str, messages: Sequence[Message], carry: dict[str, Message] | None = None,
         *, legacy: bool = False,
     ) -> None:
-        """Upsert the points of stored messages and clear them from the outbox. ``legacy``: the
+        """Upsert the points of stored messages and clear their pending flag. ``legacy``: the
         tenant's points may still sit at schema 1 ids; their vectors are reused, then they are deleted."""
         if self.index is None or not messages:
             return
@@ -290,7 +253,7 @@ class Indexer:
 
     def index_sparse(self, tenant: str, messages: Sequence[Message]) -> None:
         """The write path of the background mode: BM25 points of new messages (keyword search sees them
-        at once), no dense vector yet; the messages stay pending until ``MessageOutbox`` embeds them.
+        at once), no dense vector yet; the messages stay pending until ``PendingMessages`` embeds them.
         Each one's previous turn is remembered (by ref), so the dense vector embeds the very text BM25 indexed."""
         if self.index is None or not messages:
             return
@@ -301,7 +264,7 @@ class Indexer:
             self.previous_refs[(tenant, m.ref)] = prev.ref if prev is not None else None
 
     def bump(self, tenant: str, refs: Sequence[MessageRef]) -> None:
-        """An edit (under the engine's write lock) is about to put these messages back in the outbox: a writer
+        """An edit (under the engine's write lock) is about to make these messages pending again: a writer
         batch that read them before must neither upsert its old points nor clear the new pending flag."""
         if len(self.generations) > 100_000:  # settled entries are dropped by the writer; this bounds the rest
             self.generations.clear()
@@ -356,7 +319,7 @@ class Indexer:
         return done
 
     def upsert_messages(self, tenant: str, messages: Sequence[Message], previous: dict[MessageRef, Message | None]) -> None:
-        """Index stored messages with their previous turns known (the repair path) and clear them from the outbox."""
+        """Index stored messages with their previous turns known (the repair path) and clear their pending flag."""
         if self.index is None or not messages:
             return
         self.index.upsert(self.collection, self.points(messages, previous))
@@ -378,13 +341,13 @@ class Indexer:
         return found
 
 
-class MessageOutbox:
-    """The messages' outbox for the background writer: the record store's pending flag, set in the same
+class PendingMessages:
+    """The messages pending for the background writer (a ``PendingSource``): the record store's pending flag, set in the same
     transaction as the message (``put_messages``), cleared once the message's full point is written.
 
     ``index`` embeds and builds the points outside the engine's write lock and upserts under it: it
     reads the messages again there, so a message deleted meanwhile gets no point back, and the payload
-    is the stored one (a topic set since is kept). The outbox is cleared after the lock is released.
+    is the stored one (a topic set since is kept). The flag is cleared after the lock is released.
     Points are upserted whole: a search sees the BM25-only point or the full one, never a half of either."""
 
     name = "messages"
@@ -440,7 +403,7 @@ class MessageOutbox:
                first: dict[MessageRef, int | None]) -> int:
         """Embed ``msgs`` (own text and context, outside the lock), upsert their points under it (re-read: a
         message deleted meanwhile gets no point back, a changed one its new payload, one edited since
-        ``first`` none, one whose turn before was deleted no context), clear ``refs`` from the outbox."""
+        ``first`` none, one whose turn before was deleted no context), clear the pending flag of ``refs``."""
         ix = self.indexer
         gens = ix.generations
         texts = {m.ref: ix.indexed_texts(m, previous.get(m.ref)) for m in msgs}
@@ -448,7 +411,7 @@ class MessageOutbox:
         known = {m.ref: v for m, v in zip(msgs, pairs)}
         built = dict(zip((m.ref for m in msgs), ix.points(msgs, previous, known, texts=[texts[m.ref] for m in msgs])))
         with self.lock:  # short: a read and an upsert (the writes waiting for it are single adds)
-            # edited since the first read (text or previous turn): no old point, and they stay in the outbox
+            # edited since the first read (text or previous turn): no old point, and they stay pending
             edited = {r for r in refs if gens.get((tenant, r)) != first.get(r)} if gens else set()
             fresh = [m for m in ix.records.get_messages(tenant, [m.ref for m in msgs]) if m is not None and m.ref not in edited]
             read = {m.ref: m for m in msgs}

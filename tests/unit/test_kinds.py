@@ -11,7 +11,7 @@ import pytest
 
 import layered_memory.runtime as runtime
 from layered_memory import LayeredMemory
-from layered_memory.indexing import OUTBOX, put_intent
+from layered_memory.index.intents import INTENTS as OUTBOX, put_intent
 from layered_memory.kinds import BaseKind, report
 from layered_memory.testing import HashEmbedder
 

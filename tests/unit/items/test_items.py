@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from layered_memory import InvalidInputError, LayeredMemory
-from layered_memory.indexing import point_id
+from layered_memory.index.points import point_id
 from layered_memory.items import Items, doc_key, index_text, ns_key
 
 

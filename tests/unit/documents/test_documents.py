@@ -10,7 +10,7 @@ from documents_support import CountingEmbedder, minimal_pdf
 from layered_memory import LayeredMemory
 from layered_memory.documents.store import CHUNKS, SOURCES
 from layered_memory.errors import InvalidInputError, LayeredMemoryError
-from layered_memory.indexing import OUTBOX
+from layered_memory.index.intents import INTENTS as OUTBOX
 from layered_memory.stores.sqlite import SQLiteRecordStore
 
 RUNBOOK = """# Runbook
@@ -228,7 +228,7 @@ def test_index_write_failure_rolls_back_and_crash_is_repaired(mem: LayeredMemory
     assert mem.records.count_docs(mem.tenant_id, CHUNKS) == first.chunks == _points(mem)
     assert mem.records.count_docs(mem.tenant_id, OUTBOX) == 0
     # a crash after the new chunks were written (before the commit): the intent's repair drops them
-    from layered_memory.indexing import put_intent
+    from layered_memory.index.intents import put_intent
 
     skey = store.key("d", "docs", str(path.resolve()))
     put_intent(mem.records, mem.tenant_id, "doc", skey=skey, owner=None)

@@ -261,7 +261,7 @@ def test_the_dense_vector_embeds_the_text_bm25_indexed_even_after_a_restart(tmp_
     """The writer embeds "Speaker: text" into the dense vector and "previous turn + Speaker: text", as
     the BM25 point has it, into the context vector, also for batches that are not the chat's tail and
     for messages left pending by an earlier process."""
-    from layered_memory.indexing import message_point_id
+    from layered_memory.index.points import message_point_id
     from layered_memory.models import MessageRef
 
     emb = GatedEmbedder()

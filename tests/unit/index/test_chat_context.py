@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from layered_memory import LayeredMemory, LayeredMemorySettings
-from layered_memory.indexing import message_point_id
+from layered_memory.index.points import message_point_id
 from layered_memory.models import MessageRef
 from layered_memory.testing import HashEmbedder
 

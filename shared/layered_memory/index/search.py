@@ -1,4 +1,4 @@
-"""Running a search plan: routes hybrid | bm25 | dense, fallback to bm25, hits with snippets.
+"""Running a message search plan: routes hybrid | bm25 | dense, fallback to bm25, hits with snippets.
 
 With a vector index, BM25 is a sparse vector; the hybrid route fuses each side's candidates and
 reranks them with the second stage (``retrieval.rerank``: adaptive fusion, neighbour, session,
@@ -13,19 +13,19 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import CapabilityError
-from .models import Message, MessageRef, SearchGroup, SearchHit, SearchResult
-from .providers.base import Embedder
-from .retrieval.analyzer import Analyzer
-from .retrieval.bm25 import BM25Encoder, BM25Scorer
-from .retrieval.fusion import rrf
-from .retrieval.groups import Group, group_ranked
-from .retrieval.plan import SearchPlan
-from .retrieval.snippet import make_snippet
-from .config import RetrievalSettings
-from .index.points import message_payload, message_point_id
-from .index.collection import IndexedCollection
-from .stores.base import RecordStore, VectorIndex
+from ..config import RetrievalSettings
+from ..errors import CapabilityError
+from ..models import Message, MessageRef, SearchGroup, SearchHit, SearchResult
+from ..providers.base import Embedder
+from ..retrieval.analyzer import Analyzer
+from ..retrieval.bm25 import BM25Encoder, BM25Scorer
+from ..retrieval.fusion import rrf
+from ..retrieval.groups import Group, group_ranked
+from ..retrieval.plan import SearchPlan
+from ..retrieval.snippet import make_snippet
+from ..stores.base import RecordStore, VectorIndex
+from .collection import IndexedCollection
+from .points import message_payload, message_point_id
 
 logger = logging.getLogger(__name__)
 

@@ -1,5 +1,9 @@
-"""The outboxes of the record kinds stored as documents (items, agent interactions, topic summaries):
-durable pending markers in the RecordStore that the background writer drains.
+"""What is pending for the index: records written whose points the background writer has still to build.
+
+Every kind the writer indexes is one ``PendingSource``: what is pending, and how to index a batch of
+it. Messages are pending by a flag on their record (``index.indexer.PendingMessages``); the kinds
+stored as documents (items, agent interactions, topic summaries) by pending markers, here, drained by
+``PendingRecords``:
 
     keys = mark(records, tenant, "items", [["items", dkey]])   # before the record write (same lock)
     ...write the record, then its BM25-only point (keyword search sees it when the call returns)...
@@ -8,10 +12,13 @@ durable pending markers in the RecordStore that the background writer drains.
 A marker is a document ``<kind>|<time_ns>|<nonce>`` of the collection ``index_pending`` holding the
 record's ``ref`` (the kind's own key); keys sort by the time of the write, so the writer takes the
 oldest first. It is written before the record, so a crash anywhere after leaves the marker, and
-draining one is idempotent: ``RecordOutbox.index`` reads the record as it is now (gone or not indexed:
+draining one is idempotent: ``PendingRecords.index`` reads the record as it is now (gone or not indexed:
 the point is deleted), embeds outside the engine's write lock, then under it reads the record again
 and upserts the whole point only when the indexed text did not change meanwhile (a newer write has
 its own marker). Points are upserted whole: a search sees the BM25-only point or the full one.
+
+Not to be confused with the delete intents (``index.intents``): deletes and edits the index has not
+confirmed yet, finished by the kind that wrote them.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ import os
 import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ..providers.base import Embedder
 from ..retrieval.analyzer import Analyzer
@@ -29,9 +36,24 @@ from ..retrieval.bm25 import BM25Encoder
 from ..stores.base import RecordStore, SparseVector, VectorIndex, VectorPoint
 from .collection import Entry
 
-PENDING = "index_pending"
+PENDING = "index_pending"  # the record store collection of the pending markers
 _NONCE = itertools.count()
 _PID = os.getpid() % 100_000
+
+
+class PendingSource(Protocol):
+    """One kind's records pending for the index: what is pending, and how to index a batch of it (the
+    background writer drains every source it was given, ``BackgroundIndexer.add_source``)."""
+
+    name: str
+
+    def count(self, tenant: str) -> int: ...
+
+    def pending(self, tenant: str, limit: int) -> Sequence[Hashable]:
+        """Pending keys, oldest first."""
+
+    def index(self, tenant: str, keys: Sequence[Hashable]) -> int:
+        """Index the records of ``keys`` and clear them from what is pending; returns how many were indexed."""
 
 
 @dataclass(slots=True)
@@ -94,8 +116,8 @@ def sparse_point(t: Target, analyzer: Analyzer, encoder: BM25Encoder, dense: lis
     return VectorPoint(id=t.point_id, payload=e.payload, dense=dense, sparse=encoder.document(terms) if terms else SparseVector([], []))
 
 
-class RecordOutbox:
-    """An ``OutboxSource`` over the pending markers of one kind (see the module docstring)."""
+class PendingRecords:
+    """A ``PendingSource`` over the pending markers of one kind (see the module docstring)."""
 
     def __init__(
         self, name: str, targets: Targets, *, records: RecordStore, index: VectorIndex, embedder: Embedder | None,
@@ -151,4 +173,4 @@ class RecordOutbox:
         return done
 
 
-__all__ = ["PENDING", "RecordOutbox", "Target", "mark", "pending_refs", "sparse_point", "write_sparse"]
+__all__ = ["PENDING", "PendingRecords", "PendingSource", "Target", "mark", "pending_refs", "sparse_point", "write_sparse"]

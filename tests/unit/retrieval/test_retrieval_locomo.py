@@ -1,6 +1,6 @@
 """LoCoMo through ``mem.search`` (benchmarks/retrieval.py), heavy: ``-m slow``, and only with the data.
 
-    LOCOMO_PATH=/path/to/locomo10.json python -m pytest -m slow tests/integration/test_retrieval_locomo.py
+    LOCOMO_PATH=/path/to/locomo10.json python -m pytest -m slow tests/unit/retrieval/test_retrieval_locomo.py
 
 LoCoMo is CC BY-NC and never shipped: the test skips without ``LOCOMO_PATH``. Embeddings are cached
 under ``LOCOMO_CACHE`` (default: benchmarks' cache dir), so a rerun costs the engine time only.
@@ -16,7 +16,7 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")

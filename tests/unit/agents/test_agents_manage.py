@@ -19,7 +19,7 @@ from layered_memory.errors import InvalidInputError, NotFoundError
 from layered_memory.stores.base import MANUAL_OPTIMIZE
 from test_agents_support import CODER_LOG, build_mem, days_ago, edge_mem, embedder, fill, mem  # noqa: F401
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "agent_sse.py"
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "agent_sse.py"
 
 # -- Requirement: Управление памятью агента ---------------------------------------------------------------
 
