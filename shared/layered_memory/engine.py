@@ -8,14 +8,19 @@ Every public operation has an async twin (``aadd_message``, ``aget_context_for_u
 code in a worker thread, or for the hot ones on the server backends on the event loop itself (``_native.py``). ``mem.tenant("acme")``
 returns a handle that reads and writes only that tenant; ``mem.for_user("u1")`` one that can only
 see user u1 (adapters bind both at construction).
+
+The facade holds no logic of its own beyond construction and the handles' scope: each call is delegated
+to a service of the handle, built on first use over the shared runtime (``writes.MessageWrites``,
+``reads.MessageReads``, ``edits.MessageEdits``, ``session_summaries.SessionSummaries``,
+``userdata.UserData``, ``maintenance.Maintenance``), to ``context.build_context``, or to a tier's facet.
+A handle is a light view: a ``Scope`` over the runtime, so ``tenant()`` / ``for_user()`` cost a few
+attribute sets.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-import time
-from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -26,15 +31,16 @@ from .context import Context, build_context, check_context_args
 from .edits import MessageEdits
 from .errors import InvalidInputError
 from .index import Scope, check_user_id
-from .index.intents import INTENTS as OUTBOX, drop_intent, put_intent
-from .models import Message, MessageRef, SearchResult, check_id, check_refs
+from .maintenance import Maintenance
+from .models import check_id
 from .providers.base import ChatModel, Embedder
-from .retrieval.plan import SearchPlan, plan_search
 from .opening import check_tenants, embedded_stores, server_stores, settings_stores
+from .reads import MessageReads
 from .runtime import Runtime, build_runtime
 from .stores.base import RecordStore, VectorIndex
-from .session_summaries import SessionSummaries, stale_sessions
+from .session_summaries import SessionSummaries
 from .userdata import UserData
+from .writes import MessageWrites
 
 if TYPE_CHECKING:
     from .agents.api import Agents
@@ -81,11 +87,26 @@ class LayeredMemory:
         self._pinned = pinned or user_id is not None  # a tenant or user handle: its tenant is fixed
         self.tenant_id = self.scope.tenant
         self.bound_user = self.scope.bound_user
-        self._summaries = SessionSummaries(core, self.scope)
-        self._user_data = UserData(core.records, self.scope)
-        self._edits = MessageEdits(core, self.scope, self._validate, self._drain_outbox)
 
-    # -- delegations: session summaries (seed 002) and user data, task memory, tasks ----------------
+    # -- the services of this handle (built on first use; each a Scope over the shared runtime) --------
+    _writes = cached_property(lambda self: MessageWrites(self._core, self.scope))
+    _reads = cached_property(lambda self: MessageReads(self._core, self.scope))
+    _edits = cached_property(lambda self: MessageEdits(self._core, self.scope, self._writes.validate, self._writes.drain_intents))
+    _summaries = cached_property(lambda self: SessionSummaries(self._core, self.scope))
+    _user_data = cached_property(lambda self: UserData(self._core.records, self.scope))
+    _upkeep = cached_property(lambda self: Maintenance(self._core, self.scope))
+
+    # -- delegations: messages (writes.py, reads.py) ---------------------------------------------
+    check_messages = _delegate("_writes", MessageWrites, "check_messages")
+    add_message = _delegate("_writes", MessageWrites, "add_message")
+    add_messages = _delegate("_writes", MessageWrites, "add_messages")
+    clear_session = _delegate("_writes", MessageWrites, "clear_session")
+    list_sessions = _delegate("_reads", MessageReads, "list_sessions")
+    get_messages = _delegate("_reads", MessageReads, "get_messages")
+    get_session_messages = _delegate("_reads", MessageReads, "get_session_messages")
+    plan_search = _delegate("_reads", MessageReads, "plan_search")
+    search = _delegate("_reads", MessageReads, "search")
+    # session summaries (seed 002) and user data, task memory, tasks
     get_summary = _delegate("_summaries", SessionSummaries, "get_summary")
     refresh_summary = _delegate("_summaries", SessionSummaries, "refresh_summary")
     get_summary_quality = _delegate("_summaries", SessionSummaries, "get_summary_quality")
@@ -104,6 +125,15 @@ class LayeredMemory:
     # a platform's edit or delete of one message (layered_memory.edits): re-indexed, summaries and facts marked stale
     edit_message = _delegate("_edits", MessageEdits, "edit_message")
     delete_message = _delegate("_edits", MessageEdits, "delete_message")
+    # maintenance (maintenance.py): process() and the index, the doctor, close
+    process = _delegate("_upkeep", Maintenance, "process")
+    sync_index = _delegate("_upkeep", Maintenance, "sync_index")
+    flush = _delegate("_upkeep", Maintenance, "flush")
+    status = _delegate("_upkeep", Maintenance, "status")
+    reindex = _delegate("_upkeep", Maintenance, "reindex")
+    doctor = _delegate("_upkeep", Maintenance, "doctor")
+    optimize = _delegate("_upkeep", Maintenance, "optimize")
+    close = _delegate("_upkeep", Maintenance, "close")
 
     # -- construction (which stores: opening.py) ------------------------------------------------
     @classmethod
@@ -174,16 +204,21 @@ class LayeredMemory:
             InvalidInputError: ``name`` is invalid, or this handle is bound to another tenant.
         """
         name = check_id("tenant", name)  # type: ignore[assignment]
-        if self._pinned and name != self.tenant_id:
-            raise InvalidInputError(
-                "tenant", name, f"this handle is bound to tenant {self.tenant_id!r} and cannot reach another tenant",
-                "open the other tenant from the engine itself: LayeredMemory.embedded(...).tenant(name)",
-            )
+        if self._pinned:
+            if name != self.tenant_id:
+                raise InvalidInputError(
+                    "tenant", name, f"this handle is bound to tenant {self.tenant_id!r} and cannot reach another tenant",
+                    "open the other tenant from the engine itself: LayeredMemory.embedded(...).tenant(name)",
+                )
+            return self  # its own scope: the same view (and the facets it already built)
         return LayeredMemory(self._core, name, self.bound_user, pinned=True)
 
     def for_user(self, user_id: str) -> LayeredMemory:
         """A handle that can only read and write ``user_id``'s data in this tenant (and cannot leave it)."""
-        return LayeredMemory(self._core, self.tenant_id, self.scope.narrow(user_id).bound_user, pinned=True)
+        scope = self.scope.narrow(user_id)  # a bound handle narrows only to its own user
+        if scope.bound_user == self.bound_user:
+            return self
+        return LayeredMemory(self._core, self.tenant_id, scope.bound_user, pinned=True)
 
     @property
     def settings(self) -> LayeredMemorySettings:
@@ -211,7 +246,7 @@ class LayeredMemory:
         """Topic threading, mid-term summaries, ``quick_search`` / ``topic_search`` (seed 001)."""
         from .topics.api import Topics
 
-        return Topics(self._core, self.scope, process=LayeredMemory(self._core, self.tenant_id).process)
+        return Topics(self._core, self.scope, process=self._upkeep.process)  # the tenant's whole process(), as on the engine
 
     @cached_property
     def chats(self) -> Chats:
@@ -252,202 +287,6 @@ class LayeredMemory:
     def count_tokens(self, text: str) -> int:
         return self._core.count_tokens(text)
 
-    def _view(self) -> Scope:
-        """This handle's scope with its user's member chats as they are now (what a call may see)."""
-        return self._core.chats.view(self.scope)
-
-    def _user(self, user_id: str | None) -> str:
-        """The user a call acts on (the scope rule: a bound handle reaches only its user)."""
-        return self.scope.user(user_id)
-
-    def check_messages(self, messages: Iterable[Mapping[str, Any] | Message]) -> list[Message]:
-        """Validate as ``add_messages`` does (fields, scope, ``max_content_chars``; raises ``InvalidInputError``),
-        writing nothing: adapters call it before the model answers, so a refused turn costs no model call."""
-        if isinstance(messages, (str, bytes, Mapping, Message)) or not isinstance(messages, Iterable):
-            raise InvalidInputError("messages", messages, "must be a list of dicts or Messages", "wrap one message in a list")
-        return [self._validate(m) for m in messages]
-
-    # -- messages -----------------------------------------------------------------------------
-    def _validate(self, data: Mapping[str, Any] | Message) -> Message:
-        if not isinstance(data, (Mapping, Message)):
-            raise InvalidInputError("message", data, "must be a dict or a Message", "pass the seed 001 message fields")
-        raw = data.model_dump() if isinstance(data, Message) else dict(data)
-        if raw.get("tenant") not in (None, self.tenant_id):
-            raise InvalidInputError("tenant", raw["tenant"], f"this handle writes tenant {self.tenant_id!r}", "use mem.tenant(...)")
-        raw["tenant"] = self.tenant_id
-        if self.bound_user and raw.get("user_id") is None:
-            raw["user_id"] = self.bound_user
-        raw.pop("seq", None)
-        msg = Message.build(raw)
-        self._user(msg.user_id)
-        limit = self._core.settings.memory.max_content_chars
-        if len(msg.content) > limit:
-            raise InvalidInputError(
-                "content", msg.content[:40] + "…", f"has {len(msg.content)} characters, over max_content_chars={limit}",
-                "split the message or raise LAYERED_MEMORY_MEMORY__MAX_CONTENT_CHARS",
-            )
-        return msg
-
-    def add_message(self, message: Mapping[str, Any] | Message | None = None, /, **fields: Any) -> Message:
-        """Store one message (seed 001 fields + session_key + metadata); idempotent by (chat_id, message_id).
-
-        Message ids are unique per chat (as Telegram numbers them): the same id in another chat is
-        another message. Adding a stored message again returns the stored copy unchanged, even when the
-        new call carries another text (a retry never overwrites): to change a stored message's content use
-        ``edit_message``, to remove it ``delete_message`` (docs/edits.md).
-
-        Durable in the RecordStore before it returns, then indexed (BM25 + dense).
-
-        Raises:
-            InvalidInputError: a field breaks a rule; nothing is written.
-        """
-        if message is not None and fields:
-            raise InvalidInputError("message", "both", "pass a message or keyword fields, not both", "pick one")
-        return self.add_messages([message if message is not None else fields])[0]
-
-    def add_messages(self, messages: Iterable[Mapping[str, Any] | Message], *, chat_kind: str | None = None) -> list[Message]:
-        """Store a batch atomically (all or nothing); embeddings are computed in one batch.
-
-        Every message is validated before the first write (session registrations included).
-        ``chat_kind``: the kind a chat no one wrote in yet starts as (``mem.chats``; the adapters pass
-        ``"personal"``: their sessions are keyed by user, so two users' sessions named alike stay apart).
-        A write that raised ``BackendTimeout`` may still have been applied: retrying is safe, it
-        returns the stored messages (idempotent by message_id)."""
-        if isinstance(messages, (str, bytes, Mapping, Message)) or not isinstance(messages, Iterable):
-            raise InvalidInputError("messages", messages, "must be a list of dicts or Messages", "use add_message for one message")
-        msgs = [self._validate(m) for m in messages]
-        unique: dict[MessageRef, Message] = {}
-        for m in msgs:
-            unique.setdefault(m.ref, m)
-        batch = list(unique.values())
-        core = self._core
-        # A stored (chat_id, message_id) of another user is a collision, not a retry: refused before
-        # anything is written, and that user's message is never handed back. One message in a registered
-        # session skips the read: put_messages writes nothing for a stored ref, so the check can follow it.
-        single = len(batch) == 1 and core.sessions.known(self.tenant_id, batch[0].user_id, batch[0].session_key)
-        with core.write_lock:
-            existing = {} if single else {m.ref: m for m in core.records.get_messages(self.tenant_id, [m.ref for m in batch]) if m is not None}
-            _refuse_foreign(batch, existing)
-            core.chats.admit(self.tenant_id, batch, kind=chat_kind)  # a private chat refuses a second human before any write
-            core.sessions.register(self.tenant_id, {(m.user_id, m.session_key) for m in batch})
-            flags = core.records.put_messages(self.tenant_id, batch)
-            new = [m for m, is_new in zip(batch, flags) if is_new]
-            if new:
-                sessions = {(m.user_id, m.session_key) for m in new}
-                # Summaries are derived data: the job list lives in memory (a lost job comes back with the
-                # session's next message), which spares the write path one store round trip.
-                core.summary_jobs.update((self.tenant_id, u, s) for u, s in sessions)
-                core.index_new_messages(self.tenant_id, new)
-                core.topics.on_write(self.tenant_id, new)  # the recent cache (the log is the threading queue)
-            stored = {**existing, **{m.ref: m for m in new}}  # already stored: the stored record (idempotent)
-            raced = [m.ref for m in batch if m.ref not in stored]  # written by another process since the read
-            if raced:
-                stored.update({m.ref: m for m in core.records.get_messages(self.tenant_id, raced) if m is not None})
-                _refuse_foreign(batch, stored)
-        core.notify_writer(self.tenant_id, new)
-        return [stored[m.ref] for m in msgs]
-
-    def list_sessions(self, user_id: str | None, *, limit: int = 1000) -> list[str]:
-        """The session keys a user has written in (sorted)."""
-        return self._core.sessions.keys(self.tenant_id, self._user(user_id), limit=limit)
-
-    def get_messages(
-        self, messages: Sequence[MessageRef | tuple[str, str]] | Sequence[str], *, chat_id: str | None = None
-    ) -> list[Message | None]:
-        """Stored messages, in order (None where missing or not visible to this handle).
-
-        A message_id is unique only within its chat, so name messages by ``(chat_id, message_id)``
-        refs, or by ids with ``chat_id=``::
-
-            mem.get_messages([("c1", "m1"), ("c2", "m1")])
-            mem.get_messages(["m1", "m2"], chat_id="c1")
-
-        Raises:
-            InvalidInputError: a bare message_id without ``chat_id``, or an invalid id.
-        """
-        if chat_id is not None:
-            check_id("chat_id", chat_id)
-            if isinstance(messages, str) or not isinstance(messages, Iterable):
-                raise InvalidInputError("message_ids", messages, "must be a list of message ids", 'pass e.g. ["m1", "m2"]')
-            refs = check_refs("message_ids", [(chat_id, m) for m in messages])
-        else:
-            refs = check_refs("messages", messages)
-        out = self._core.records.get_messages(self.tenant_id, refs)
-        if self.bound_user:
-            view = self._view()
-            out = [m if m is not None and view.sees(m) else None for m in out]
-        return out
-
-    def get_session_messages(self, user_id: str | None, session_id: str, *, limit: int | None = None) -> list[Message]:
-        """One session as ``user_id`` sees it, oldest first (the last ``limit`` when given): their own
-        messages, and in the chats they are a member of every message of the session (the other
-        members', the bot's)."""
-        user_id = self._user(user_id)
-        session_id = check_id("session_id", session_id)  # type: ignore[assignment]
-        if limit is not None:
-            return self._core.chats.window(self.tenant_id, user_id, session_id, limit)
-        return self._core.chats.session_messages(self.tenant_id, user_id, session_id)
-
-    def clear_session(self, user_id: str | None, session_id: str | None = None) -> int:
-        """Delete a user's messages of one session (or all sessions) and their summary. Returns the count."""
-        user_id = self._user(user_id)
-        if session_id is not None:
-            session_id = check_id("session_id", session_id)  # "" is no session: refused, never "every session"
-        core = self._core
-        with core.write_lock:
-            # An intent first: if the index delete fails or the process dies, the next clear_session,
-            # sync_index, process() or open removes the points whose records are gone (doctor.drain_outbox).
-            self._drain_outbox()
-            intent = put_intent(core.records, self.tenant_id, "clear", user_id=user_id, session_key=session_id)
-            ids = core.records.delete_messages(self.tenant_id, user_id=user_id, session_key=session_id)
-            core.sessions.drop(self.tenant_id, user_id, session_id)
-            core.indexer.delete_messages(self.tenant_id, ids)
-            drop_intent(core.records, self.tenant_id, intent)
-        return len(ids)
-
-    def _drain_outbox(self) -> int:
-        if not self._core.records.count_docs(self.tenant_id, OUTBOX):
-            return 0
-        from .doctor import Tenant, drain_intents as drain_outbox
-
-        return drain_outbox(Tenant(self._core, self.tenant_id))
-
-    # -- search -------------------------------------------------------------------------------
-    def plan_search(self, queries: str | Sequence[str] | None, *, filters: Mapping[str, Any] | None = None, k: int = 10, route: str = "hybrid",
-                    group_by: str | None = None) -> SearchPlan:
-        """Validate and plan a search without running it (see ``search``)."""
-        if filters is not None and not isinstance(filters, Mapping):
-            raise InvalidInputError("filters", filters, "must be an object", "pass a dict of filter names to values")
-        filters = {"kind": "message", **(filters or {})}  # messages unless asked (topic summaries, items share the collection)
-        return plan_search(
-            self._view().spec(), queries, filters=filters, k=k, route=route,
-            max_query_chars=self._core.settings.retrieval.max_query_chars, group_by=group_by,
-        )
-
-    def search(self, queries: str | Sequence[str] | None = None, filters: Mapping[str, Any] | None = None, k: int = 10, route: str = "hybrid", *,
-               query: str | None = None, group_by: str | None = None) -> SearchResult:
-        """Hybrid (BM25 + dense, RRF), bm25 or dense search over this tenant's messages (seed 003).
-
-        Args:
-            queries: one query or a list (normalized, deduplicated); ``query=`` is an alias.
-            filters: role, session_key, user_id, chat_id, timestamp_from/to, channel, author, lang,
-                kind, topic_id, task_id, interaction_type, success. Applied inside the index.
-            k: 1..100 hits. route: "hybrid" | "bm25" | "dense".
-            group_by: "session": ``k`` sessions ranked as units in ``result.groups`` (``hits``: each one's best hit).
-
-        Returns:
-            SearchResult with hits (id, score, text, snippet, meta), total_found, route_used
-            ("bm25" when the embedder failed or is missing; ``fallback_reason`` says why) and timings.
-        """
-        if query is not None:
-            if not isinstance(query, str):
-                raise InvalidInputError("query", query, "must be a string", "pass the query text")
-            if queries is not None and not isinstance(queries, (str, list, tuple)):
-                raise InvalidInputError("queries", queries, "must be a string or a list of strings", "pass e.g. ['docker install']")
-            queries = [query] if queries is None else ([queries] if isinstance(queries, str) else list(queries)) + [query]
-        plan = self.plan_search(queries, filters=filters, k=k, route=route, group_by=group_by)
-        return self._core.searcher.execute(plan, self.tenant_id)
-
     # -- context ------------------------------------------------------------------------------
     def get_context_for_user(
         self, user_id: str | None, session_id: str, query: str | None = None, include_vector: bool = True,
@@ -465,101 +304,12 @@ class LayeredMemory:
         never exceeded (tiktoken). ``print(ctx)`` shows the whole context as text (``ctx.text``).
         See docs/context.md.
         """
-        user_id = self._user(user_id)
+        user_id = self.scope.user(user_id)
         session_id, query, max_tokens, task_id = check_context_args(session_id, query, include_vector, max_tokens, task_id)
         from .documents.context import wants_documents
 
         with_docs = wants_documents(include_documents, self._core.settings.documents)  # checked before any read
         return build_context(self._core, self, user_id, session_id, query, include_vector, max_tokens, task_id=task_id, with_docs=with_docs)
-
-    # -- maintenance --------------------------------------------------------------------------
-    def process(self) -> dict[str, int]:
-        """Run pending background work: finish interrupted deletes, index pending messages, refresh stale
-        summaries, thread messages (each step idempotent: safe to re-run after a crash)."""
-        core = self._core
-        done = {"indexed": self.sync_index(), "summaries": 0}
-        unbound = LayeredMemory(core, self.tenant_id)
-        core.summary_jobs.update(stale_sessions(core.records, self.tenant_id))  # summaries an edit or delete made stale
-        for job in sorted(j for j in core.summary_jobs if j[0] == self.tenant_id):
-            core.summary_jobs.discard(job)
-            before = unbound.get_summary(job[1], job[2])
-            after = unbound.refresh_summary(job[1], job[2])
-            done["summaries"] += int(after is not None and after != before)
-        for tier in (core.topics, core.knowledge):  # threading and topic summaries, then extraction from them
-            for name, n in tier.process(self.tenant_id).items():
-                done[name] = done.get(name, 0) + n
-        return done
-
-    def sync_index(self) -> int:
-        """Finish interrupted deletes, then index messages stored but not yet indexed (after a crash or
-        an embedder outage; in the background mode the writer does, this waits for it). Returns how
-        many messages were indexed."""
-        with self._core.write_lock:
-            self._drain_outbox()
-        return self._core.sync_index(self.tenant_id)
-
-    def flush(self, timeout: float | None = None) -> bool:
-        """Wait until everything written so far is indexed, dense vectors included (the background
-        writer embeds them after ``add_message`` returns). False when ``timeout`` seconds passed first."""
-        return self._core.flush_index(timeout)
-
-    def status(self) -> dict[str, Any]:
-        """This tenant's indexing: ``mode``, ``pending`` per kind, ``lag_seconds`` (the oldest write not
-        yet indexed), lag P50/P95 of recent writes, ``failing`` and ``last_error``, ``hnsw`` per collection.
-        Refused on a handle bound to a user (it reports the whole tenant)."""
-        return self._core.index_status(self.scope)
-
-    def reindex(self) -> int:
-        """Rebuild this tenant's vector index from the RecordStore: messages, items, topic summaries and
-        agent interactions (orphan points are removed too). Returns how many records were indexed."""
-        from .doctor import Tenant, reindex
-
-        return reindex(Tenant(self._core, self.tenant_id))
-
-    def doctor(self, repair: bool = False) -> dict[str, Any]:
-        """Compare this tenant's records with the vector index and the topic tier; ``repair=True`` fixes what
-        differs. Returns per kind (messages, topic_summaries, items, agents, documents) records, points, pending,
-        missing and orphans, plus ``topics`` (unthreaded messages, wrong counters), ``outbox`` (interrupted
-        deletes) and ``ok``. See ``layered_memory.doctor``."""
-        from .doctor import Tenant, check
-
-        if self.bound_user:
-            raise InvalidInputError(
-                "doctor", self.bound_user, "checks the whole tenant; a handle bound to a user cannot run it",
-                "run it on the unbound engine (mem or mem.tenant(name))",
-            )
-        return check(Tenant(self._core, self.tenant_id), repair=repair)
-
-    def optimize(self) -> dict[str, float]:
-        """Build the ANN (HNSW) index of the embedded vector collections: maintenance, never run on
-        the request path (it blocks writes; minutes at 100k points on 2 cores). Until it runs,
-        Qdrant Edge searches exactly by brute force, which is fast enough below ~10k points per
-        scope. A Qdrant server optimizes by itself: nothing to do there. Returns seconds per collection."""
-        from .stores.base import MANUAL_OPTIMIZE
-
-        core = self._core
-        if core.index is None or MANUAL_OPTIMIZE not in core.index.capabilities:
-            return {}
-        out: dict[str, float] = {}
-        for name in sorted({core.indexer.collection, *core.ensured_collections}):
-            t0 = time.perf_counter()
-            if core.background is not None:  # recorded in status(); the write path does not wait on it
-                core.background.optimize(name)
-            else:
-                core.index.optimize(name)
-            out[name] = round(time.perf_counter() - t0, 3)
-        return out
-
-    def close(self) -> None:
-        core = self._core
-        if core.closed:
-            return
-        core.closed = True
-        if core.background is not None:  # drain for up to writer.close_timeout; the rest waits for the next open
-            core.background.close(core.settings.writer.close_timeout)
-        core.records.close()
-        if core.index is not None:
-            core.index.close()
 
     def __enter__(self) -> LayeredMemory:
         return self
@@ -573,15 +323,3 @@ class LayeredMemory:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-
-def _refuse_foreign(msgs: Sequence[Message], stored: Mapping[Any, Message]) -> None:
-    """A (chat_id, message_id) already stored for another user is a collision, not a retry: the stored
-    message is never handed back (it is someone else's)."""
-    for m in msgs:
-        other = stored.get(m.ref)
-        if other is not None and other.user_id != m.user_id:
-            raise InvalidInputError(
-                "message_id", f"{m.chat_id}/{m.message_id}",
-                "is already stored in this chat as another user's message (ids are unique per chat)",
-                "give this message its own id; a retry of the same message carries the same user_id",
-            )

@@ -51,12 +51,20 @@ class TopicTier(Protocol):
         """The tenant's topic summaries (``topics.summaries.Summarizer``): their search, points and index."""
         ...
 
+    def process(self, tenant: str) -> dict[str, int]:
+        """Thread the tenant's queued messages and write due topic summaries (``mem.process()``)."""
+        ...
+
 
 class KnowledgeTier(Protocol):
     """What the tiers beside the long-term tier use of it (``knowledge.api.KnowledgeRuntime`` is the one)."""
 
     def forget_profile(self, tenant: str, user_id: str) -> None:
         """Drop the cached profile of a user (a fact it was built from changed)."""
+        ...
+
+    def process(self, tenant: str) -> dict[str, int]:
+        """Run the tenant's queued extraction jobs (``mem.process()``, after the topic tier's)."""
         ...
 
 
@@ -116,7 +124,9 @@ class Kernel(Protocol):
     sessions: SessionRegistry
     chats: ChatRegistry  # who is in each chat: what a member sees of a group chat
     ensured_collections: set[str]  # vector collections already created
+    summary_jobs: set[tuple[str, str, str]]  # (tenant, user, session) whose summary to refresh: the write path queues
     write_lock: threading.RLock  # one writer at a time per engine
+    closed: bool  # set once by close(): the stores are closed
     background: BackgroundIndexer | None  # the pending sources and their writer thread (None without a vector index)
 
     @property
@@ -148,6 +158,11 @@ class Kernel(Protocol):
 
     def notify_writer(self, tenant: str, new: Sequence[Message]) -> None:
         """After the write lock is released: wake the writer for the messages' dense vectors."""
+        ...
+
+    def flush_index(self, timeout: float | None = None) -> bool:
+        """Wait until everything written before the call is indexed (dense vectors included); False on
+        timeout. Refused under the write lock (the writer needs it for its last step)."""
         ...
 
 

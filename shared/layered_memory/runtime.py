@@ -8,7 +8,7 @@ This is the composition root: the one module that knows every tier's class and r
 of derived state (``_kinds``); only the facade (``engine.py``) imports it. ``Runtime`` implements
 ``kernel.Kernel``, the protocol every tier types against; a tier reaches another through the kernel's
 seams (``TopicTier``, ``KnowledgeTier``) or a typed callback set here (topics -> knowledge:
-``on_summary``), never by importing it upward. The order of a write: records (``engine.add_messages``)
+``on_summary``), never by importing it upward. The order of a write: records (``writes.MessageWrites.add_messages``)
 -> ``index_new_messages`` (the BM25 points; the ``background`` writer embeds later) ->
 ``topics.on_write`` (queue for threading); of a context: window -> ``searcher`` -> ``topics.memory_lines``
 -> ``knowledge.memory_lines``; of ``process()``: summaries -> ``topics.process`` -> ``knowledge.process``.
@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 from ._native import native_ready
 from .config import LayeredMemorySettings
 from .errors import ConfigurationError, InvalidInputError
-from .index import Scope
 from .index.background import BackgroundIndexer
 from .index.indexer import Indexer
 from .index.points import MESSAGES
@@ -153,31 +152,6 @@ class Runtime:
         if not self.deferred:
             return True
         return self.background.flush(timeout)
-
-    def sync_index(self, tenant: str) -> int:
-        """Index the tenant's pending messages now (sync mode) or wait for the writer to (background)."""
-        if not self.deferred:
-            with self.write_lock:
-                return self.indexer.flush(tenant)
-        self.flush_index(0)  # refuses under the write lock
-        before = self.records.count_pending(tenant)
-        self.background.notify(tenant)  # type: ignore[union-attr]
-        self.background.settle()  # type: ignore[union-attr]  # a record the embedder keeps refusing does not hang process()
-        return max(0, before - self.records.count_pending(tenant))
-
-    def index_status(self, scope: Scope) -> dict[str, Any]:
-        if scope.bound_user:
-            raise InvalidInputError(
-                "status", scope.bound_user, "reports the whole tenant; a handle bound to a user cannot read it",
-                "run it on the unbound engine (mem or mem.tenant(name))",
-            )
-        tenant = scope.tenant
-        mode = "background" if self.deferred else "sync" if self.embedder is not None else "sync (no embedder: BM25 only)"
-        if self.index is None:
-            mode = "none (no vector index: BM25 over the record store)"
-        if self.background is None:
-            return {"mode": mode, "pending": {"messages": self.records.count_pending(tenant)}, "hnsw": {}}
-        return {"mode": mode, **self.background.status(tenant)}
 
     @property
     def agents(self) -> AgentRuntime:

@@ -55,3 +55,33 @@ def test_adapters_refuse_a_tenant_outside_their_handle(mem):
     # from the engine itself, a saved tenant and user are restored in that order (tenant, then user)
     restored = LayeredChatMemory.from_dict({"tenant": "beta", "user_id": "u2", "session_id": "s1"}, mem=mem)
     assert restored.tenant == "beta" and restored.user_id == "u2"
+
+
+def test_a_handle_narrowed_to_its_own_scope_is_that_handle(mem):
+    """``tenant()`` / ``for_user()`` are light views over the shared runtime: narrowing a handle to the scope
+    it already has hands back the handle itself (its facets built once, e.g. the documents the context reads
+    through ``handle.for_user(user)``); from a wider scope a new handle, and never a wider one."""
+    acme = mem.tenant("acme")
+    user = acme.for_user("u1")
+    assert acme.tenant("acme") is acme and user.tenant("acme") is user and user.for_user("u1") is user
+    assert user.for_user("u1").documents is user.documents
+    assert mem.tenant("acme") is not acme and acme.for_user("u1") is not user
+    assert (acme.for_user("u1").tenant_id, acme.for_user("u1").bound_user) == ("acme", "u1")
+    assert mem.tenant("default") is not mem  # the engine's own tenant, pinned: a handle that cannot leave it
+    with pytest.raises(InvalidInputError, match="bound to tenant 'default'"):
+        mem.tenant("default").tenant("acme")
+    with pytest.raises(InvalidInputError):
+        user.for_user("u2")
+
+
+def test_process_on_a_bound_handle_does_the_whole_tenants_work(mem):
+    """``process()`` is the tenant's background work: through a handle bound to u1 it refreshes u2's session
+    summary too (the summaries are refreshed unbound, not through the handle's scope), as on the engine."""
+    mem.settings.memory.short_term_window = 2
+    mem.settings.memory.summary_threshold_messages = 3
+    for user in ("u1", "u2"):
+        mem.add_messages([{"message_id": f"{user}-{i}", "chat_id": f"c-{user}", "user_id": user, "session_key": "s1",
+                           "content": f"{user} note {i}: the deploy runs on port {8000 + i}"} for i in range(6)])
+    done = mem.for_user("u1").process()
+    assert done["summaries"] == 2
+    assert mem.get_summary("u1", "s1") and mem.get_summary("u2", "s1")
