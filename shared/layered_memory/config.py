@@ -155,7 +155,7 @@ class ContextSettings(_Section):
     --floor-study``); ``read_your_writes`` how many of the asking user's messages still queued for the index
     writer are embedded on the request path (0: none; the context may then differ from the one built after
     ``flush()``); ``search_depth`` how many hits the message search returns for the recalled blocks (None:
-    ``max_tokens // 50``, between 20 and 100): more hits fill a large budget with more evidence and cost
+    ``max_tokens // 40``, between 20 and 100): more hits fill a large budget with more evidence and cost
     time per call (docs/context.md measures both)."""
 
     max_tokens: int = Field(2000, ge=1)

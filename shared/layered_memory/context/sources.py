@@ -38,10 +38,11 @@ logger = logging.getLogger(__name__)
 
 MAX_SEARCH_K = 100
 MIN_SEARCH_K = 20
-# Hits per token of budget: 2,000 tokens read 40 hits. Measured on LoCoMo at 2,000 tokens (docs/context.md):
-# 100 hits 0.863 of the evidence in the prompt, 57 and 40 hits 0.856 each; at 100k messages the call's P95
-# is +21 ms over the fixed five-plus-five lines of before with 100 hits, +6 ms with 40.
-LINE_TOKENS = 50
+# Hits per token of budget: 2,000 tokens read 50 hits, 4,000 the most, 100. Measured on LoCoMo
+# (docs/context.md): at 2,000 tokens 100 hits put 0.863 of the evidence in the prompt, 57 and 40 hits
+# 0.856 each; at 4,000, 80 hits 0.896 where 100 read 0.905 and fill the budget. At 100k messages the
+# call's P95 is +21 ms over the fixed five-plus-five lines of before with 100 hits, +6 ms with 40.
+LINE_TOKENS = 40
 
 
 @dataclass(slots=True)

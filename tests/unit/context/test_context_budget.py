@@ -245,7 +245,7 @@ def test_search_depth_setting_bounds_the_message_search(mem):
     from layered_memory.context.sources import search_depth
 
     core = mem._core
-    assert [search_depth(core, b) for b in (60, 500, 2000, 4000)] == [20, 20, 40, 80]
+    assert [search_depth(core, b) for b in (60, 500, 2000, 4000)] == [20, 20, 50, 100]
     mem.settings.context.search_depth = 3
     try:
         assert search_depth(core, 4000) == 3
