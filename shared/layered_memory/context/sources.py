@@ -41,7 +41,8 @@ MIN_SEARCH_K = 20
 # Hits per token of budget: 2,000 tokens read 50 hits, 4,000 the most, 100. Measured on LoCoMo
 # (docs/context.md): at 2,000 tokens 100 hits put 0.863 of the evidence in the prompt, 57 and 40 hits
 # 0.856 each; at 4,000, 80 hits 0.896 where 100 read 0.905 and fill the budget. At 100k messages the
-# call's P95 is +21 ms over the fixed five-plus-five lines of before with 100 hits, +6 ms with 40.
+# call's P95 is +21 ms over the fixed five-plus-five lines of before with 100 hits, +13.5 ms with 50, +6 ms
+# with 40 (``context.search_depth=40`` for a bot that needs those milliseconds).
 LINE_TOKENS = 40
 
 
