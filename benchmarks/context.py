@@ -4,7 +4,7 @@
     python benchmarks/context.py --synth 0                                    # synthetic en/ru/zh, seed 0
     python benchmarks/context.py --locomo PATH --synth 0 --floor-study        # the relevance floor: evidence kept vs noise shown
     python benchmarks/context.py --calibrate --synth 1                        # value of a hit / neighbour by rank (dev set)
-    python benchmarks/context.py --latency --baseline-ref main                # P95 at 100k messages, this code and the ref's
+    python benchmarks/context.py --latency --baseline-ref main --depths 0 40  # P95 at 100k messages, this code (per search_depth) and the ref's
     python benchmarks/context.py --read-your-writes --baseline-ref main       # a context right after 20 writes == after flush()
 
 Quality (see ``_context_sets``): every conversation ingested in two framings (``private``: one user_id;
@@ -302,7 +302,8 @@ def code_at(ref: str, where: str) -> str:
 
 def in_code(path: str, mode: str, args) -> dict:
     env = {**os.environ, "PYTHONPATH": f"{path}:{ROOT}"}
-    cmd = [sys.executable, __file__, "--child", mode, "--sizes", *map(str, args.sizes), "--samples", str(args.samples), "--runs", str(args.runs)]
+    cmd = [sys.executable, __file__, "--child", mode, "--sizes", *map(str, args.sizes), "--samples", str(args.samples), "--runs", str(args.runs),
+           "--depths", *map(str, args.depths)]
     if mode == "quality":
         cmd += ["--budgets", *map(str, args.budgets), "--embedder", args.embedder, "--cache", args.cache, "--also-cache", *args.also_cache]
         cmd += ["--locomo", args.locomo] if args.locomo else []
@@ -327,16 +328,26 @@ def child_latency(args) -> dict:
             for start in range(0, n, 1000):
                 mem.add_messages([message(i, rng) for i in range(start, min(n, start + 1000))])
             mem.flush()
-            for _ in range(20):  # warm: the tokenizer, the embedder's calibration
-                mem.get_context_for_user("u1", "bench", query=sentence(rng))
-            ms, cpu = [], []
-            for _ in range(args.samples):
-                q = sentence(rng)
-                t0, c0 = time.perf_counter(), time.thread_time()
-                mem.get_context_for_user("u1", "bench", query=q)
-                ms.append((time.perf_counter() - t0) * 1000)
-                cpu.append((time.thread_time() - c0) * 1000)
-            out[str(n)] = {"p50": pct(ms, 50), "p95": pct(ms, 95), "cpu50": pct(cpu, 50), "cpu95": pct(cpu, 95)}
+            for state in ("fresh", "optimized"):
+                if state == "optimized":  # the steady state: the writer builds HNSW once 20,000 points are outside it
+                    mem.optimize()
+                cfg = getattr(mem.settings, "context", None)
+                settable = cfg is not None and "search_depth" in type(cfg).model_fields
+                for depth in args.depths:  # context.search_depth (0: the default); a code without the setting runs 0 only
+                    if depth and not settable:
+                        continue
+                    if settable:
+                        cfg.search_depth = depth or None
+                    for _ in range(20):  # warm: the tokenizer, the embedder's calibration
+                        mem.get_context_for_user("u1", "bench", query=sentence(rng))
+                    ms, cpu = [], []
+                    for _ in range(args.samples):
+                        q = sentence(rng)
+                        t0, c0 = time.perf_counter(), time.thread_time()
+                        mem.get_context_for_user("u1", "bench", query=q)
+                        ms.append((time.perf_counter() - t0) * 1000)
+                        cpu.append((time.thread_time() - c0) * 1000)
+                    out[f"{n} {state} {depth}"] = {"p50": pct(ms, 50), "p95": pct(ms, 95), "cpu50": pct(cpu, 50), "cpu95": pct(cpu, 95)}
             mem.close()
     return out
 
@@ -403,15 +414,18 @@ def compare(args, mode: str) -> None:
     if mode == "latency":
         rows = []
         for base, ours, load in runs:
-            for n in base:
-                b, o = base[n], ours[n]
-                rows.append([n, f"{load:.1f}", f"{b['p50']:.1f} / {b['p95']:.1f}", f"{o['p50']:.1f} / {o['p95']:.1f}",
+            for key, o in ours.items():
+                n, state, depth = key.split()
+                b = base[f"{n} {state} 0"]  # the baseline at its own default
+                rows.append([f"{n}, {state}", depth if depth != "0" else "default", f"{load:.1f}", f"{b['p50']:.1f} / {b['p95']:.1f}", f"{o['p50']:.1f} / {o['p95']:.1f}",
                              f"{o['p95'] - b['p95']:+.1f}", f"{b['cpu50']:.1f} / {b['cpu95']:.1f}", f"{o['cpu50']:.1f} / {o['cpu95']:.1f}",
                              f"{o['cpu95'] - b['cpu95']:+.1f}"])
-        print(table(["messages", "load", f"{args.baseline_ref}: P50 / P95 ms", "this branch: P50 / P95 ms", "P95 delta",
+        print(table(["messages, index", "this branch: context.search_depth", "load", f"{args.baseline_ref}: P50 / P95 ms", "this branch: P50 / P95 ms", "P95 delta",
                      f"{args.baseline_ref}: CPU P50 / P95 ms", "this branch: CPU P50 / P95 ms", "CPU P95 delta"], rows))
         print("\nget_context_for_user(query=...) at the default budget on the embedded default (one scope), query embedding "
-              "excluded (pool vectors); CPU: the calling thread's. Bar: P95 within +10 ms of the baseline")
+              "excluded (pool vectors); CPU: the calling thread's. 'fresh': right after flush(), no HNSW yet (exact search); 'optimized': "
+              "after optimize(), the steady state the writer reaches by itself (it builds HNSW once 20,000 points are outside it). "
+              "Bar: P95 within +10 ms of the baseline")
         return
     base, ours, load = runs[0]
     print(table(["code", "context right after 20 writes == after flush()"],
@@ -438,6 +452,7 @@ def main() -> None:
     ap.add_argument("--baseline-ref", default="main", help="git ref measured beside this code (latency, read-your-writes)")
     ap.add_argument("--sizes", type=int, nargs="+", default=[100_000])
     ap.add_argument("--samples", type=int, default=200)
+    ap.add_argument("--depths", type=int, nargs="+", default=[0], help="latency: context.search_depth values of this code (0: default)")
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--repeat", type=int, default=2, help="latency: baseline and this code alternated this many times")
     ap.add_argument("--before", action="store_true", help="quality: also the context of --baseline-ref (private framing)")

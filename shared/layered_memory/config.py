@@ -154,13 +154,16 @@ class ContextSettings(_Section):
     it the question is about nothing in memory); both measured on the dev sets (``benchmarks/context.py
     --floor-study``); ``read_your_writes`` how many of the asking user's messages still queued for the index
     writer are embedded on the request path (0: none; the context may then differ from the one built after
-    ``flush()``)."""
+    ``flush()``); ``search_depth`` how many hits the message search returns for the recalled blocks (None:
+    ``max_tokens // 40``, between 20 and 100): more hits fill a large budget with more evidence and cost
+    time per call (docs/context.md measures both)."""
 
     max_tokens: int = Field(2000, ge=1)
     encoding: str = "o200k_base"
     relevance_floor: float = Field(0.2, ge=0, le=1)
     relevance_gate: float = Field(0.35, ge=0, le=1)
     read_your_writes: int = Field(64, ge=0, le=1024)
+    search_depth: int | None = Field(None, ge=1, le=100)
 
 
 class TopicSettings(_Section):

@@ -1,5 +1,5 @@
 """A kind of derived state is added in one place (``runtime._kinds``) and the doctor, the drain of the
-delete outbox, ``reindex`` and ``recreate_index`` take it up with no code of their own for it."""
+delete intents, ``reindex`` and ``recreate_index`` take it up with no code of their own for it."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 import layered_memory.runtime as runtime
 from layered_memory import LayeredMemory
-from layered_memory.index.intents import INTENTS as OUTBOX, put_intent
+from layered_memory.index.intents import INTENTS, put_intent
 from layered_memory.kinds import BaseKind, report
 from layered_memory.testing import HashEmbedder
 
@@ -57,8 +57,8 @@ def test_a_registered_kind_is_checked_drained_and_reindexed(tmp_path: Path, with
         assert CALLS == [("check", "default", False)]
 
         put_intent(mem.records, "default", "note", note="n1")
-        mem.sync_index()  # drains the delete outbox first: the intent goes to the kind that wrote it
-        assert ("drain", "default", "n1") in CALLS and mem.records.count_docs("default", OUTBOX) == 0
+        mem.sync_index()  # drains the delete intents first: the intent goes to the kind that wrote it
+        assert ("drain", "default", "n1") in CALLS and mem.records.count_docs("default", INTENTS) == 0
 
         CALLS.clear()
         assert mem.reindex() >= 7 + 1  # the notes and the one message

@@ -152,6 +152,7 @@ _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]+")
 _STOP: frozenset[str] = frozenset()
 
 
+@lru_cache(maxsize=20_000)
 def content_size(text: str) -> int:
     """About how many content terms a text has (distinct words that are not stop words, plus the
     character bigrams of CJK runs): cheap, for telling "Noted." / "ok" / "好的" from a real turn."""

@@ -53,6 +53,7 @@ class Found:
     route_used: str
     fallback_reason: str | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    cosines: dict[str, float] = field(default_factory=dict)  # the dense side's exact score per point it read (``exact_cosines``)
 
 
 class IndexedCollection:
@@ -181,9 +182,10 @@ class IndexedCollection:
         context = vectors != "text"
         client_side = signals and (context or s.fusion != "rrf" or has_signals(s))
         if (route_used == "hybrid" and client_side) or (signals and route_used != "hybrid"):  # a side may be empty
-            hits = self._second_stage(text, dense, sparse, spec, limit, now=now, vectors=vectors)
+            cosines: dict[str, float] = {}
+            hits = self._second_stage(text, dense, sparse, spec, limit, now=now, vectors=vectors, cosines=cosines)
             timings["retrieve"] = round((time.perf_counter() - t0) * 1000, 3)
-            return Found(hits, route_used, reason, timings)
+            return Found(hits, route_used, reason, timings, cosines)
         hits = self.index.query(self.name, IndexQuery(
             dense=dense, sparse=sparse, filter=spec.to_qdrant(), limit=limit,
             prefetch_limit=max(s.prefetch_limit, limit), rrf_k=s.rrf_k,
@@ -194,13 +196,13 @@ class IndexedCollection:
 
     def _second_stage(
         self, text: str, dense: list[float] | None, sparse: SparseVector | None, spec: FilterSpec, limit: int, *,
-        now: Any, vectors: str = "text",
+        now: Any, vectors: str = "text", cosines: dict[str, float] | None = None,
     ) -> list[IndexHit]:
         """Each side's top ``prefetch_limit`` with its scores (one batch of index queries carrying only the
         payload keys the signals read; the dense side as ``vectors`` says, see ``query``), fused client-side
         by ``settings.fusion`` and reranked by the second-stage signals; the whole payload is read for the
         best ``limit`` only. Without ``sparse`` (the dense route, or a query of stop words) the dense side
-        alone is ranked."""
+        alone is ranked. ``cosines`` (when given) receives the dense side's exact scores (``exact_cosines``)."""
         s = self.settings
         flt = spec.to_qdrant()
         depth = max(s.prefetch_limit, limit)
@@ -214,6 +216,8 @@ class IndexedCollection:
             requests.append(("sparse", IndexQuery(sparse=sparse, filter=flt, limit=depth, prefetch_limit=depth, payload=keys)))
         got = dict(zip((name for name, _ in requests), self.index.query_batch(self.name, [q for _, q in requests])))  # type: ignore[union-attr]
         dense_side = dense_of(got.get("dense"), got.get("context"), vectors, depth)
+        if cosines is not None and dense_side is not None:
+            cosines.update(exact_cosines(got.get("dense"), got.get("context"), vectors, dense_side))
         if dense is None or sparse is None:  # one route: its own ranking, a verbatim match first
             side = list(dense_side if sparse is None else got.get("sparse", [])) or []
             ranked = [(h.id, h.score) for h in side]
@@ -277,6 +281,23 @@ def dense_of(text: list[IndexHit] | None, context: list[IndexHit] | None, vector
     return sorted(out, key=lambda h: -h.score)
 
 
+def exact_cosines(text: list[IndexHit] | None, context: list[IndexHit] | None, vectors: str, side: list[IndexHit]) -> dict[str, float]:
+    """The dense side's score of the points it knows exactly: with "both", those both lists returned
+    (the mean of their two cosines) and those without a context vector (their text's); a point one list
+    cut off has only an upper bound there and is left out. Otherwise every point of ``side``."""
+    if vectors != "both" or text is None or context is None:
+        return {h.id: h.score for h in side}
+    ctx = {h.id: h.score for h in context}
+    out: dict[str, float] = {}
+    for h in text:
+        c = ctx.get(h.id)
+        if c is not None:
+            out[h.id] = (h.score + c) / 2
+        elif "prev" not in h.payload:  # no context vector: its text stands for both
+            out[h.id] = h.score
+    return out
+
+
 def best_of(*lists: Sequence[IndexHit]) -> list[IndexHit]:
     """Hits of several lists of the same kind of score (e.g. cosines of two dense vectors), one per point
     with its best score, best first (ties: the earlier list, then its order)."""
@@ -289,4 +310,4 @@ def best_of(*lists: Sequence[IndexHit]) -> list[IndexHit]:
     return sorted(best.values(), key=lambda h: -h.score)
 
 
-__all__ = ["Entry", "Found", "IndexedCollection", "ROUTES", "best_of", "dense_of"]
+__all__ = ["Entry", "Found", "IndexedCollection", "ROUTES", "best_of", "dense_of", "exact_cosines"]

@@ -12,6 +12,7 @@ import hashlib
 import re
 import uuid
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
 from .._lazy import qdrant_models as models
@@ -32,8 +33,10 @@ def speaker(msg: Message) -> str:
     return (msg.user_name or msg.user_id) if msg.role == "user" else msg.role
 
 
+@lru_cache(maxsize=65_536)
 def point_id(tenant: str, kind: str, record_id: str) -> str:
-    """Deterministic UUID of a record's point: re-indexing overwrites instead of duplicating."""
+    """Deterministic UUID of a record's point: re-indexing overwrites instead of duplicating (cached:
+    a context computes it for every recalled message, call after call)."""
     return str(uuid.uuid5(_POINT_NS, f"{tenant}\x00{kind}\x00{record_id}"))
 
 

@@ -208,7 +208,7 @@ _CHILD = textwrap.dedent("""
 def test_killed_with_a_batch_in_flight_loses_no_kind(tmp_path: Path) -> None:
     kill_mid_batch(_CHILD, tmp_path, guard=GUARD)
     with LayeredMemory.embedded(tmp_path, embedder=HashEmbedder()) as mem:
-        assert mem.flush(GUARD)  # the reopen handed every outbox to the writer
+        assert mem.flush(GUARD)  # the reopen handed all pending work to the writer
         st = mem.status()
         assert st["pending_total"] == 0, st["pending"]
         items = mem.index.scroll("lm_items", limit=100, with_vectors=True)[0]

@@ -37,8 +37,8 @@ def test_sqlite_synchronous_defaults_to_full_and_is_a_setting(tmp_path: Path, mo
     assert SQLiteRecordStore(str(tmp_path / "c.sqlite3"), synchronous="EXTRA").synchronous == "EXTRA"
 
 
-def test_sqlite_outbox_clears_skip_the_fsync_and_the_setting_comes_back(tmp_path: Path) -> None:
-    """Clearing the index outbox is derived state (a lost clear re-indexes a batch): its commit runs at
+def test_sqlite_pending_clears_skip_the_fsync_and_the_setting_comes_back(tmp_path: Path) -> None:
+    """Clearing pending index work is derived state (a lost clear re-indexes a batch): its commit runs at
     NORMAL; every durable write, before and after it, at the store's setting, even when it fails."""
     from layered_memory.models import Message
 

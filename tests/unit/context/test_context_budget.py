@@ -171,3 +171,85 @@ def test_a_fact_and_the_message_it_came_from_are_not_both_included():
     low = cand("s1|m10", "the museum is closed on Tuesdays", 0.9, rel=0.05)  # under the floor: never shown
     out = assemble(summary=None, user_data=None, window=window, candidates=[low], max_tokens=400, count=count, floor=0.2)
     assert [m.kind for m in out] == ["window"]
+
+
+class _Calendar:
+    """A memory source of a user's own: one line, valued like a fact."""
+
+    name = "calendar"
+
+    def __init__(self) -> None:
+        self.seen = []
+
+    def candidates(self, recall):
+        self.seen.append((recall.user_id, recall.session_id, recall.question, len(recall.vectors[0]), recall.budget))
+        line = MemoryLine("Dentist appointment on Friday at 10:00 about the Lisbon flight checkup", "cal:1", T0, "calendar")
+        return [Candidate(line, "memory", "fact", 0.5)]
+
+
+class _Broken:
+    name = "broken"
+
+    def candidates(self, recall):
+        raise RuntimeError("calendar service down")
+
+
+def test_a_memory_source_of_your_own_plugs_into_the_one_ranking(mem):
+    from layered_memory.context import build_context
+    from layered_memory.context.sources import MemorySource, default_sources
+
+    cal = _Calendar()
+    assert isinstance(cal, MemorySource) and [s.name for s in default_sources(True)] == ["messages", "topics", "facts", "documents"]
+    ctx = build_context(mem._core, mem, "u1", "s1", QUESTION, True, 2000, sources=[*default_sources(), cal])
+    assert cal.seen == [("u1", "s1", QUESTION, len(mem._core.embedder.embed_query("x")), 2000)]
+    assert "- [2024-05-01 09:00] calendar: Dentist appointment on Friday" in ctx.text  # ranked with the tiers' lines
+    assert ANSWER in ctx.text and ctx.tokens <= 2000
+    only = build_context(mem._core, mem, "u1", "s1", QUESTION, True, 2000, sources=[cal])
+    assert ANSWER not in only.text and "Dentist appointment" in only.text  # the list decides what is recalled
+
+
+def test_a_failing_memory_source_leaves_the_others_standing(mem, caplog):
+    from layered_memory.context import build_context
+    from layered_memory.context.sources import default_sources
+
+    ctx = build_context(mem._core, mem, "u1", "s1", QUESTION, True, 2000, sources=[_Broken(), *default_sources()])
+    assert ANSWER in ctx.text
+    assert "memory source 'broken' failed (RuntimeError: calendar service down)" in caplog.text
+
+
+def test_relevance_from_the_search_scores_equals_asking_the_index(mem, monkeypatch):
+    """The message search hands its exact dense scores to the relevance floor (no second index read for
+    those points): every candidate's relevance is the same as when the index is asked for all of them."""
+    import layered_memory.context.build as build
+
+    window = mem.get_session_messages("u1", "s1", limit=mem.settings.memory.short_term_window)
+    asked: list[int] = []
+    real = build._dense
+
+    def spy(core, ids, vectors, known=None):
+        asked.append(len([i for i in dict.fromkeys(ids) if i not in (known or {})]))
+        return real(core, ids, vectors, known)
+
+    for q in (QUESTION, "Lisbon hotel by the river", "whales documentary", "How do I rotate the Kubernetes token?"):
+        monkeypatch.setattr(build, "_dense", spy)
+        fast = {c.key: c.relevance for c in recall(mem._core, mem, "u1", "s1", [q], window, False, 2000)}
+        monkeypatch.setattr(build, "_dense", lambda core, ids, vectors, known=None: real(core, ids, vectors, None))
+        slow = {c.key: c.relevance for c in recall(mem._core, mem, "u1", "s1", [q], window, False, 2000)}
+        assert fast.keys() == slow.keys() and all(abs(fast[k] - slow[k]) < 1e-6 for k in fast), q
+    n_candidates = len(fast)
+    assert max(asked) < n_candidates / 2  # most came from the search itself
+
+
+def test_search_depth_setting_bounds_the_message_search(mem):
+    """``context.search_depth`` is how many hits the recalled blocks read; unset, the budget decides."""
+    from layered_memory.context.sources import search_depth
+
+    core = mem._core
+    assert [search_depth(core, b) for b in (60, 500, 2000, 4000)] == [20, 20, 50, 100]
+    mem.settings.context.search_depth = 3
+    try:
+        assert search_depth(core, 4000) == 3
+        ctx = mem.get_context_for_user("u1", "s1", query=QUESTION, max_tokens=4000)
+        assert sum(m.content.count("\n- ") for m in ctx if m.kind in ("memory", "conversation_memory")) <= 3 + 3  # hits + their next turns
+    finally:
+        mem.settings.context.search_depth = None

@@ -10,7 +10,7 @@ from documents_support import CountingEmbedder, minimal_pdf
 from layered_memory import LayeredMemory
 from layered_memory.documents.store import CHUNKS, SOURCES
 from layered_memory.errors import InvalidInputError, LayeredMemoryError
-from layered_memory.index.intents import INTENTS as OUTBOX
+from layered_memory.index.intents import INTENTS
 from layered_memory.stores.sqlite import SQLiteRecordStore
 
 RUNBOOK = """# Runbook
@@ -226,7 +226,7 @@ def test_index_write_failure_rolls_back_and_crash_is_repaired(mem: LayeredMemory
         mem.documents.index_document(path)
     monkeypatch.undo()
     assert mem.records.count_docs(mem.tenant_id, CHUNKS) == first.chunks == _points(mem)
-    assert mem.records.count_docs(mem.tenant_id, OUTBOX) == 0
+    assert mem.records.count_docs(mem.tenant_id, INTENTS) == 0
     # a crash after the new chunks were written (before the commit): the intent's repair drops them
     from layered_memory.index.intents import put_intent
 
@@ -234,7 +234,7 @@ def test_index_write_failure_rolls_back_and_crash_is_repaired(mem: LayeredMemory
     put_intent(mem.records, mem.tenant_id, "doc", skey=skey, owner=None)
     mem.records.put_docs(mem.tenant_id, CHUNKS, {f"{skey}#deadbeef:00000": {"payload": {"kind": "doc_chunk"}, "text": "half"}})
     mem.sync_index()
-    assert mem.records.count_docs(mem.tenant_id, OUTBOX) == 0
+    assert mem.records.count_docs(mem.tenant_id, INTENTS) == 0
     assert mem.records.count_docs(mem.tenant_id, CHUNKS) == first.chunks
 
 

@@ -1,4 +1,4 @@
-"""The background index writer (index/writer.py) with a real thread and an in-memory outbox."""
+"""The background index writer (index/writer.py) with a real thread and an in-memory pending source."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import threading
 from layered_memory.index.writer import IndexWriter
 
 
-class Outbox:
+class FakePending:
     """A list of pending records drained in batches; can fail on chosen attempts or block."""
 
     def __init__(self, batch: int = 3) -> None:
@@ -35,7 +35,7 @@ class Outbox:
 
 
 def test_flush_waits_for_everything_written_before_it():
-    box = Outbox()
+    box = FakePending()
     writer = IndexWriter(box.drain)
     assert writer.flush(timeout=1) is True  # nothing notified: flushed at once
     for i in range(10):
@@ -50,7 +50,7 @@ def test_flush_waits_for_everything_written_before_it():
 
 
 def test_a_failing_batch_is_retried_with_backoff_and_the_error_is_visible():
-    box = Outbox()
+    box = FakePending()
     box.fail_next = 3
     writer = IndexWriter(box.drain, backoff=(0.01, 0.05))
     box.add(1, 2, 3, 4)
@@ -62,8 +62,8 @@ def test_a_failing_batch_is_retried_with_backoff_and_the_error_is_visible():
     writer.close()
 
 
-def test_flush_times_out_while_a_batch_is_in_flight_and_close_leaves_the_rest_in_the_outbox():
-    box = Outbox(batch=1)
+def test_flush_times_out_while_a_batch_is_in_flight_and_close_leaves_the_rest_pending():
+    box = FakePending(batch=1)
     box.gate.clear()  # the embedder hangs
     writer = IndexWriter(box.drain)
     box.add(1, 2)
@@ -85,8 +85,8 @@ def test_flush_times_out_while_a_batch_is_in_flight_and_close_leaves_the_rest_in
     assert box.done[:2] == [1, 2]
 
 
-class _Outbox:
-    """An in-memory outbox that counts how often the writer reads it."""
+class _PendingSource:
+    """An in-memory pending source that counts how often the writer reads it."""
 
     def __init__(self, name: str) -> None:
         self.name, self.keys, self.reads = name, {}, 0
@@ -104,12 +104,12 @@ class _Outbox:
         return len(keys)
 
 
-def test_a_notify_reads_only_the_outbox_it_names_and_a_bare_one_reads_them_all() -> None:
+def test_a_notify_reads_only_the_pending_source_it_names_and_a_bare_one_reads_them_all() -> None:
     from layered_memory.config import IndexWriterSettings
     from layered_memory.index.background import BackgroundIndexer
 
     bg = BackgroundIndexer(IndexWriterSettings(), None)
-    messages, items = _Outbox("messages"), _Outbox("items")
+    messages, items = _PendingSource("messages"), _PendingSource("items")
     bg.add_source(messages)
     bg.add_source(items)
     try:
