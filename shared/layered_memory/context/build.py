@@ -20,6 +20,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..index.collection import exact_cosines
 from ..session_summaries import SessionSummaries
 from .assemble import assemble
 from .lines import Context, context_tokens
@@ -84,10 +85,9 @@ def _dense(core: Kernel, ids: list[str], query_vectors: list[Any], known: dict[s
         requests = [IndexQuery(dense=v, filter=only, limit=n, prefetch_limit=n, payload=False, using=using)
                     for v in query_vectors for using in ("dense", "context")]
         got = core.index.query_batch(core.indexer.collection, requests)
-        for own, ctx in zip(got[0::2], got[1::2]):
-            context = {h.id: h.score for h in ctx}
-            for h in own:  # a point without a context vector (no turn before it): its text stands for both
-                cos[h.id] = max(cos.get(h.id, -1.0), (h.score + context.get(h.id, h.score)) / 2)
+        for own, ctx in zip(got[0::2], got[1::2]):  # every point is in both lists (limit = the points asked)
+            for pid, c in exact_cosines(own, ctx, "both", own).items():
+                cos[pid] = max(cos.get(pid, -1.0), c)
     return rescaled(cos, floor, topical, TOPICAL_LEVEL)
 
 

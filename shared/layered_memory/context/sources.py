@@ -62,7 +62,6 @@ class Recall:
     vectors: list[Any]
     window: Sequence[Message]
     budget: int
-    window_keys: set[str] = field(default_factory=set)
     cosines: dict[str, float] = field(default_factory=dict)  # the message search's exact dense scores, per point id
 
     @property
@@ -106,7 +105,8 @@ class MessageSource:
         res = core.searcher.execute(plan, recall.view.tenant, exclude_ids=[m.ref for m in recall.window],
                                     query_vectors=aligned_vectors(plan, recall.texts, recall.vectors), snippets=False, cosines=cosines)
         query_terms = frozenset(t for text in recall.texts for t in terms_of(core.analyzer, text))
-        return message_candidates(core, recall.view, recall.session_id, res.hits, recall.window_keys, query_terms=query_terms)
+        window_keys = {message_key(m) for m in recall.window}
+        return message_candidates(core, recall.view, recall.session_id, res.hits, window_keys, query_terms=query_terms)
 
 
 class TopicSource:
@@ -145,7 +145,6 @@ def default_sources(with_docs: bool = False) -> list[MemorySource]:
 def gather(sources: Sequence[MemorySource], recall: Recall) -> list[Candidate]:
     """Every source's candidates, in source order. The message search's errors reach the caller (the
     context cannot stand without it); another source that fails is logged and gives nothing."""
-    recall.window_keys = recall.window_keys or {message_key(m) for m in recall.window}
     out: list[Candidate] = []
     for source in sources:
         if isinstance(source, MessageSource):

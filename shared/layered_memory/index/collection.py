@@ -182,8 +182,7 @@ class IndexedCollection:
         context = vectors != "text"
         client_side = signals and (context or s.fusion != "rrf" or has_signals(s))
         if (route_used == "hybrid" and client_side) or (signals and route_used != "hybrid"):  # a side may be empty
-            cosines: dict[str, float] = {}
-            hits = self._second_stage(text, dense, sparse, spec, limit, now=now, vectors=vectors, cosines=cosines)
+            hits, cosines = self._second_stage(text, dense, sparse, spec, limit, now=now, vectors=vectors)
             timings["retrieve"] = round((time.perf_counter() - t0) * 1000, 3)
             return Found(hits, route_used, reason, timings, cosines)
         hits = self.index.query(self.name, IndexQuery(
@@ -196,13 +195,13 @@ class IndexedCollection:
 
     def _second_stage(
         self, text: str, dense: list[float] | None, sparse: SparseVector | None, spec: FilterSpec, limit: int, *,
-        now: Any, vectors: str = "text", cosines: dict[str, float] | None = None,
-    ) -> list[IndexHit]:
+        now: Any, vectors: str = "text",
+    ) -> tuple[list[IndexHit], dict[str, float]]:
         """Each side's top ``prefetch_limit`` with its scores (one batch of index queries carrying only the
         payload keys the signals read; the dense side as ``vectors`` says, see ``query``), fused client-side
         by ``settings.fusion`` and reranked by the second-stage signals; the whole payload is read for the
         best ``limit`` only. Without ``sparse`` (the dense route, or a query of stop words) the dense side
-        alone is ranked. ``cosines`` (when given) receives the dense side's exact scores (``exact_cosines``)."""
+        alone is ranked. Returns the hits and the dense side's exact scores (``exact_cosines``)."""
         s = self.settings
         flt = spec.to_qdrant()
         depth = max(s.prefetch_limit, limit)
@@ -216,8 +215,7 @@ class IndexedCollection:
             requests.append(("sparse", IndexQuery(sparse=sparse, filter=flt, limit=depth, prefetch_limit=depth, payload=keys)))
         got = dict(zip((name for name, _ in requests), self.index.query_batch(self.name, [q for _, q in requests])))  # type: ignore[union-attr]
         dense_side = dense_of(got.get("dense"), got.get("context"), vectors, depth)
-        if cosines is not None and dense_side is not None:
-            cosines.update(exact_cosines(got.get("dense"), got.get("context"), vectors, dense_side))
+        cosines = exact_cosines(got.get("dense"), got.get("context"), vectors, dense_side) if dense_side is not None else {}
         if dense is None or sparse is None:  # one route: its own ranking, a verbatim match first
             side = list(dense_side if sparse is None else got.get("sparse", [])) or []
             ranked = [(h.id, h.score) for h in side]
@@ -230,9 +228,9 @@ class IndexedCollection:
             sides = [(side, hits) for side, hits in (("dense", dense_side), ("sparse", got.get("sparse"))) if hits is not None]
             ranked = SecondStage(s, self.analyzer).rank_sides(text, sides, k=limit, now=now)
         if not ranked:
-            return []
+            return [], cosines
         full = {h.id: h.payload for h in self.index.retrieve(self.name, [str(key) for key, _ in ranked])}  # type: ignore[union-attr]
-        return [IndexHit(id=str(key), score=score, payload=full[str(key)]) for key, score in ranked if str(key) in full]
+        return [IndexHit(id=str(key), score=score, payload=full[str(key)]) for key, score in ranked if str(key) in full], cosines
 
     def query_records(
         self, text: str, spec: FilterSpec, records: Iterable[tuple[str, dict[str, Any], str]], *, k: int = 10
