@@ -35,6 +35,7 @@ from scipy import sparse as sp
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import table  # noqa: E402
 from retrieval_components import EmbedCache, LazyEmbedder  # noqa: E402
+from retrieval_lab import top  # noqa: E402
 
 from layered_memory.config import RetrievalSettings  # noqa: E402
 from layered_memory.retrieval.analyzer import Analyzer  # noqa: E402
@@ -167,11 +168,6 @@ class Corpus:
         raise ValueError(how)
 
 
-def top(scores: np.ndarray, n: int, positive: bool = False) -> list[tuple[int, float]]:
-    idx = np.argsort(-scores, kind="stable")[:n]
-    return [(int(i), float(scores[i])) for i in idx if not positive or scores[i] > 0]
-
-
 def candidates(conv: Conv, lists: dict[str, list[tuple[int, float]]]) -> list[Candidate]:
     out: dict[int, Candidate] = {}
     for side, lst in lists.items():
@@ -195,13 +191,16 @@ def question_metrics(conv: Conv, ranked: list[int], ev: list[int]) -> tuple[floa
             float(gold <= {conv.turns[i]["chat"] for i in ranked[:5]}))
 
 
-def run(corpus: Corpus, route: str, over: dict) -> np.ndarray:
-    """Mean metrics (METRICS order) of one setting on one set. ``route``: hybrid | dense | bm25."""
+def setting(corpus: Corpus, over: dict) -> tuple[RetrievalSettings, SecondStage, str]:
+    """A grid entry as the engine's settings, their second stage and the dense aggregation (``over["dense"]``)."""
     over = dict(over)
     dense_how = over.pop("dense", "mean")
     s = RetrievalSettings().model_copy(update=over)
-    stage = SecondStage(s, corpus.analyzer)
-    rows = []
+    return s, SecondStage(s, corpus.analyzer), dense_how
+
+
+def question_lists(corpus: Corpus, s: RetrievalSettings, dense_how: str, route: str = "hybrid"):
+    """Per question of a set: its conversation, index, text and each side's top ``prefetch_limit`` as ``route`` reads them."""
     for ci, c in enumerate(corpus.convs):
         for qi, q in enumerate(c.questions):
             lists: dict[str, list[tuple[int, float]]] = {}
@@ -209,29 +208,31 @@ def run(corpus: Corpus, route: str, over: dict) -> np.ndarray:
                 lists["dense"] = top(corpus.dense(ci, qi, dense_how), s.prefetch_limit)
             if route in ("hybrid", "bm25"):
                 lists["sparse"] = top(corpus.bm25(ci, q), s.prefetch_limit, positive=True)
-            if route == "hybrid":
-                ranked = [cd.key for cd in stage.rank(q, candidates(c, lists), k=10)]
-            else:
-                ranked = [i for i, _ in next(iter(lists.values()))[:10]]
-            rows.append(question_metrics(c, ranked, c.evidence[qi]))
+            yield c, qi, q, lists
+
+
+def run(corpus: Corpus, route: str, over: dict) -> np.ndarray:
+    """Mean metrics (METRICS order) of one setting on one set. ``route``: hybrid | dense | bm25."""
+    s, stage, dense_how = setting(corpus, over)
+    rows = []
+    for c, qi, q, lists in question_lists(corpus, s, dense_how, route):
+        if route == "hybrid":
+            ranked = [cd.key for cd in stage.rank(q, candidates(c, lists), k=10)]
+        else:
+            ranked = [i for i, _ in next(iter(lists.values()))[:10]]
+        rows.append(question_metrics(c, ranked, c.evidence[qi]))
     return np.mean(np.array(rows), axis=0)
 
 
 def learned_rows(corpus: Corpus, over: dict) -> list[tuple[np.ndarray, np.ndarray, list, Conv, list[int]]]:
     """Per question of a set: the learned reranker's features (``SecondStage.feature_matrix``) under ``over``,
     the labels (an evidence turn), the candidate keys, the conversation and its evidence."""
-    over = dict(over)
-    dense_how = over.pop("dense", "mean")
-    s = RetrievalSettings().model_copy(update=over)
-    stage = SecondStage(s, corpus.analyzer)
+    s, stage, dense_how = setting(corpus, over)
     out = []
-    for ci, c in enumerate(corpus.convs):
-        for qi, q in enumerate(c.questions):
-            lists = {"dense": top(corpus.dense(ci, qi, dense_how), s.prefetch_limit),
-                     "sparse": top(corpus.bm25(ci, q), s.prefetch_limit, positive=True)}
-            cands = candidates(c, lists)
-            ev = c.evidence[qi]
-            out.append((stage.feature_matrix(q, cands), np.array([float(cd.key in ev) for cd in cands]), [cd.key for cd in cands], c, ev))
+    for c, qi, q, lists in question_lists(corpus, s, dense_how):
+        cands = candidates(c, lists)
+        ev = c.evidence[qi]
+        out.append((stage.feature_matrix(q, cands), np.array([float(cd.key in ev) for cd in cands]), [cd.key for cd in cands], c, ev))
     return out
 
 
@@ -268,21 +269,15 @@ def group_recall(corpus: Corpus, over: dict, how: str, ks: tuple[int, ...] = (1,
     sessions by ``retrieval.groups``; per question, whether every gold session is among the best k groups."""
     from layered_memory.retrieval.groups import group_ranked
 
-    over = dict(over)
-    dense_how = over.pop("dense", "mean")
-    s = RetrievalSettings().model_copy(update=over)
-    stage = SecondStage(s, corpus.analyzer)
+    s, stage, dense_how = setting(corpus, over)
     rows = []
-    for ci, c in enumerate(corpus.convs):
-        for qi, q in enumerate(c.questions):
-            lists = {"dense": top(corpus.dense(ci, qi, dense_how), s.prefetch_limit),
-                     "sparse": top(corpus.bm25(ci, q), s.prefetch_limit, positive=True)}
-            cands = candidates(c, lists)
-            ranked = stage.rank(q, cands, k=len(cands))
-            groups = group_ranked([cd.payload for cd in ranked], [cd.score for cd in ranked], how=how, gap_seconds=s.session_gap_hours * 3600)
-            gold = {c.turns[i]["chat"] for i in c.evidence[qi]}
-            chats = [ranked[g.members[0]].payload["chat_id"] for g in groups]
-            rows.append([float(gold <= set(chats[:k])) for k in ks])
+    for c, qi, q, lists in question_lists(corpus, s, dense_how):
+        cands = candidates(c, lists)
+        ranked = stage.rank(q, cands, k=len(cands))
+        groups = group_ranked([cd.payload for cd in ranked], [cd.score for cd in ranked], how=how, gap_seconds=s.session_gap_hours * 3600)
+        gold = {c.turns[i]["chat"] for i in c.evidence[qi]}
+        chats = [ranked[g.members[0]].payload["chat_id"] for g in groups]
+        rows.append([float(gold <= set(chats[:k])) for k in ks])
     return np.mean(np.array(rows), axis=0)
 
 
