@@ -54,3 +54,15 @@ def redis_server() -> Iterator[str | None]:
         proc.terminate()
         proc.wait(5)
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def save_set(data: dict, out: str) -> None:
+    """Write a generated evaluation set (``synthconv.py``, ``assistantchat.py``) as JSON to ``out`` (outside
+    the repo) and say what it holds."""
+    import json
+    from pathlib import Path
+
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    n_turns = sum(len(s["turns"]) for c in data["conversations"] for s in c["sessions"])
+    print(f"{len(data['conversations'])} conversations, {n_turns} turns, {len(data['questions'])} questions -> {out}")

@@ -22,10 +22,8 @@ are the user turns that state the detail. Output is ``synthconv.py``'s format, s
 from __future__ import annotations
 
 import argparse
-import json
 import random
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 NAMES = ["Maya", "Tom", "Priya", "Lukas", "Ines", "Omar", "Hana", "Jonas", "Sofia", "Daniel"]
 
@@ -235,6 +233,8 @@ def generate(seed: int, users: int = 10, sessions: int = 45) -> dict:
 
 
 def main() -> None:
+    from _common import save_set
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True, help="where to write the JSON (outside the repo)")
     ap.add_argument("--seed", type=int, default=0)
@@ -242,10 +242,7 @@ def main() -> None:
     ap.add_argument("--sessions", type=int, default=45)
     args = ap.parse_args()
     data = generate(args.seed, args.users, args.sessions)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
-    n_turns = sum(len(s["turns"]) for c in data["conversations"] for s in c["sessions"])
-    print(f"{len(data['conversations'])} conversations, {n_turns} turns, {len(data['questions'])} questions -> {args.out}")
+    save_set(data, args.out)
 
 
 if __name__ == "__main__":

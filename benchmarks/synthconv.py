@@ -26,10 +26,8 @@ theme only where a user would. Output (JSON, kept outside the repo)::
 from __future__ import annotations
 
 import argparse
-import json
 import random
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 LANGS = ("en", "ru", "zh")
 NAMES = {"en": ["Anna", "Boris", "Clara", "David", "Elena", "Frank", "Grace", "Henry"],
@@ -259,6 +257,8 @@ def generate(seed: int, per_style: int = 2, sessions: int = 10) -> dict:
 
 
 def main() -> None:
+    from _common import save_set
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True, help="where to write the JSON (outside the repo, e.g. /work/cache/synth/eval.json)")
     ap.add_argument("--seed", type=int, default=0)
@@ -266,10 +266,7 @@ def main() -> None:
     ap.add_argument("--sessions", type=int, default=10)
     args = ap.parse_args()
     data = generate(args.seed, args.per_style, args.sessions)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
-    n_turns = sum(len(s["turns"]) for c in data["conversations"] for s in c["sessions"])
-    print(f"{len(data['conversations'])} conversations, {n_turns} turns, {len(data['questions'])} questions -> {args.out}")
+    save_set(data, args.out)
 
 
 if __name__ == "__main__":
