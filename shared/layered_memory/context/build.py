@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING, Any
 from ..index.collection import exact_cosines
 from ..session_summaries import SessionSummaries
 from .assemble import assemble
+from .candidates import document_candidates
 from .lines import Context, context_tokens
 from .ranking import Candidate, rescaled, score_relevance, terms_of
-from .sources import DocumentSource, MemorySource, Recall, default_sources, gather
+from .sources import MemorySource, Recall, default_sources, gather
 from .window import session_window, visible_scope
 
 if TYPE_CHECKING:
@@ -112,8 +113,7 @@ def build_context(
     if texts and include_vector and core.embedder is not None and core.index is not None:
         cands = recall(core, handle, user_id, session_id, texts, window, with_docs, budget, sources)
     elif texts and with_docs:  # documents without the message tiers (no embedder: BM25 documents)
-        view = visible_scope(core.chats, handle.scope, user_id)
-        cands = gather([DocumentSource()], Recall(core, handle, user_id, session_id, view, texts, [], window, budget))
+        cands = document_candidates(core, handle.for_user(user_id).documents, texts[0])
         score_relevance(cands, [set(terms_of(core.analyzer, t)) for t in texts], {})
     timings["recall"] = _ms(t0)
     t0 = time.perf_counter()
