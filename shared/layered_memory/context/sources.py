@@ -10,8 +10,9 @@
 A source reads what ``Recall`` carries (the question and its embedding, who asks and what they may see,
 the window, the budget) and returns ``ranking.Candidate`` lines; the assembly ranks every source's lines
 on one value scale, drops what is under the relevance floor or repeats a chosen line, and fills the
-budget (``assemble``). Sources run in order and do not see each other's lines; a source that is not the
-message search fails soft (a warning, no lines): a broken tier never breaks the prompt.
+budget (``assemble``). Sources run in order and do not see each other's lines; a source fails soft (a
+warning, no lines: a broken tier never breaks the prompt) unless it says ``required = True``, as the
+message search does.
 
 The default sources (``default_sources``): the message search (this session's older messages, the other
 sessions' messages, the turn after the best hits), topic summaries, the user's profile and facts, and
@@ -93,6 +94,7 @@ class MessageSource:
     the turn after the best of them (``candidates.message_candidates``)."""
 
     name = "messages"
+    required = True  # the context cannot stand without it: its errors reach the caller
 
     def candidates(self, recall: Recall) -> list[Candidate]:
         core = recall.core
@@ -143,11 +145,11 @@ def default_sources(with_docs: bool = False) -> list[MemorySource]:
 
 
 def gather(sources: Sequence[MemorySource], recall: Recall) -> list[Candidate]:
-    """Every source's candidates, in source order. The message search's errors reach the caller (the
-    context cannot stand without it); another source that fails is logged and gives nothing."""
+    """Every source's candidates, in source order. A ``required`` source's errors reach the caller (the
+    message search: the context cannot stand without it); another source that fails is logged and gives nothing."""
     out: list[Candidate] = []
     for source in sources:
-        if isinstance(source, MessageSource):
+        if getattr(source, "required", False):
             out += source.candidates(recall)
             continue
         try:
