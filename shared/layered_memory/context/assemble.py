@@ -31,7 +31,7 @@ from ..models import ContextMessage, Message, check_id
 from ..providers.tokens import first_grapheme, fit_to_tokens
 from ..session_summaries import join_units, split_sentences, summary_units
 from .lines import (
-    BLOCKS, HEADERS, LINE_PREFIX, PER_MESSAGE_TOKENS, SUMMARY_PREFIX, USER_DATA_HEADER, block_text, line,
+    BLOCKS, HEADERS, LINE_PREFIX, PER_MESSAGE_TOKENS, SUMMARY_PREFIX, USER_DATA_HEADER, block_text, context_tokens, line,
 )
 from .ranking import MESSAGE_KINDS, Candidate, Chosen, normalized, per_token, tokens_of
 from .window import without_leading_replies
@@ -218,7 +218,7 @@ def assemble(
 def _counted(head: Mapping[str, str], win: Sequence[ContextMessage], lines: Mapping[str, list[Candidate]],
              count: Callable[[str], int]) -> tuple[list[ContextMessage], int]:
     out = _render(head, win, lines)
-    return out, sum(count(m.content) + PER_MESSAGE_TOKENS for m in out)
+    return out, context_tokens(out, count)
 
 
 def _drop_weakest(fill: _Fill) -> bool:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import Any
 
 from ..models import ContextMessage, Message
@@ -39,8 +40,11 @@ LINE_PREFIX = "- "
 
 def stamp(when: datetime | None, *, date: bool = True) -> str:
     """``2024-05-02 09:05`` (UTC); ``09:05`` with ``date=False``; "" without a time."""
-    if when is None:
-        return ""
+    return "" if when is None else _stamp(when, date)
+
+
+@lru_cache(maxsize=20_000)
+def _stamp(when: datetime, date: bool) -> str:
     t = when.astimezone(timezone.utc) if when.tzinfo is not None and when.utcoffset() else when
     hm = f"{t.hour:02d}:{t.minute:02d}"
     return f"{t.year:04d}-{t.month:02d}-{t.day:02d} {hm}" if date else hm
@@ -120,7 +124,22 @@ def context_line(m: ContextMessage) -> str:
 
 def context_tokens(messages: Sequence[ContextMessage], count: Callable[[str], int]) -> int:
     """Tokens the context costs as chat APIs take it: each message's content plus its role overhead."""
-    return sum(count(m.content) + PER_MESSAGE_TOKENS for m in messages)
+    return sum(message_tokens(count, m.content) + PER_MESSAGE_TOKENS for m in messages)
+
+
+def message_tokens(count: Callable[[str], int], text: str) -> int:
+    """``count(text)``, remembered for the last few hundred texts: the assembly counts its blocks after the
+    fill and again after the refill (a block the refill left alone is the same text), and the caller counts
+    the result once more."""
+    return _remembered(count, text) if len(text) <= MAX_REMEMBERED_CHARS else count(text)
+
+
+MAX_REMEMBERED_CHARS = 65_536
+
+
+@lru_cache(maxsize=256)
+def _remembered(count: Callable[[str], int], text: str) -> int:
+    return count(text)
 
 
 class Context(list):  # type: ignore[type-arg]
@@ -175,5 +194,5 @@ class Context(list):  # type: ignore[type-arg]
 __all__ = [
     "BLOCKS", "CONVERSATION_HEADER", "Context", "DOCUMENTS_HEADER", "HEADERS", "LINE_PREFIX", "MEMORY_HEADER", "MemoryLine",
     "PER_MESSAGE_TOKENS", "SUMMARY_PREFIX", "USER_DATA_HEADER", "block_text", "context_line", "context_tokens", "hit_line", "line",
-    "message_line", "render_lines", "speaker_name", "stamp",
+    "message_line", "message_tokens", "render_lines", "speaker_name", "stamp",
 ]

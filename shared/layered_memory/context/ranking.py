@@ -105,6 +105,7 @@ class Candidate:
         return self.term_set
 
 
+@lru_cache(maxsize=20_000)
 def normalized(text: str) -> str:
     return _SPACE.sub(" ", text).strip().casefold()
 

@@ -14,6 +14,7 @@ This module holds only what is identical on both sides: the schema marker and it
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -129,8 +130,13 @@ def client_index_schema(kind: str) -> Any:
 # -- validation -----------------------------------------------------------------------------------------
 
 
+_CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
 def check_point_id(value: Any, field: str = "id") -> str:
     """A canonical UUID string; other strings are rejected as on every Qdrant backend."""
+    if isinstance(value, str) and _CANONICAL_UUID.fullmatch(value):  # what the engine's own ids look like: as they are
+        return value
     if isinstance(value, uuid.UUID):
         return str(value)
     try:

@@ -191,6 +191,16 @@ def _hit(p: Any, with_dense: bool = False) -> IndexHit:
     )
 
 
+class _Translated:
+    """A filter already translated to Edge (``edge``), with the original kept alive while the batch runs
+    (its ``id`` is the batch's cache key)."""
+
+    __slots__ = ("edge", "original")
+
+    def __init__(self, edge: Any, original: Any) -> None:
+        self.edge, self.original = edge, original
+
+
 # -- the backend -------------------------------------------------------------------------------------------
 
 
@@ -469,7 +479,8 @@ class QdrantEdgeVectorIndex:
         qc.check_query_args(dense, sparse, limit, prefetch_limit, rrf_k, weights)
         qc.check_dense(dense, col.schema.dense_dim, name=name, field="dense")
         qc.check_sparse(sparse, field="sparse")
-        f = to_edge_filter(qc.as_filter(filter))
+        f = filter if isinstance(filter, _Translated) else to_edge_filter(qc.as_filter(filter))
+        f = f.edge if isinstance(f, _Translated) else f
         with_payload = payload if isinstance(payload, bool) else [str(k) for k in payload]
         nearest = []
         if dense is not None:
@@ -501,9 +512,17 @@ class QdrantEdgeVectorIndex:
         the prefetches, so a tenant filter never lets another tenant's point into the candidate lists."""
         return self.query_batch(name, [IndexQuery.of(request, keywords)])[0]
 
-    def _plan(self, name: str, q: IndexQuery) -> qe.QueryRequest:
+    def _plan(self, name: str, q: IndexQuery, translated: dict[int, _Translated] | None = None) -> qe.QueryRequest:
+        """The Edge request of ``q``; ``translated`` remembers the filters of one batch already translated (the
+        requests of a search share one filter: translating it, window ids and all, is most of a plan's cost)."""
+        flt: Any = q.filter
+        if translated is not None and flt is not None:
+            key = id(flt)
+            if key not in translated:
+                translated[key] = _Translated(to_edge_filter(qc.as_filter(flt)), flt)
+            flt = translated[key]
         return self.plan_query(
-            name, dense=q.dense, sparse=q.sparse, filter=q.filter, limit=q.limit,
+            name, dense=q.dense, sparse=q.sparse, filter=flt, limit=q.limit,
             prefetch_limit=q.prefetch_limit, rrf_k=q.rrf_k, weights=q.weights, payload=q.payload, using=q.using,
         )
 
@@ -511,7 +530,8 @@ class QdrantEdgeVectorIndex:
         """Several queries planned as one Edge batch (one pass over the segments), results in order. A query of
         the ``context`` vector in a collection without it (created before schema 2) finds nothing."""
         col = self._collection(name)
-        plans = [self._plan(name, q) for q in requests]  # validates every request first
+        translated: dict[int, _Translated] = {}
+        plans = [self._plan(name, q, translated) for q in requests]  # validates every request first
         live = [i for i, q in enumerate(requests) if col.schema.context or q.using != qc.CONTEXT or q.dense is None]
         plans = [plans[i] for i in live]
         out: list[list[IndexHit]] = [[] for _ in requests]
