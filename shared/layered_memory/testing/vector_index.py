@@ -321,6 +321,19 @@ class VectorIndexConformance:
         assert all(set(h.payload) <= {"user_id"} for h in dense + sparse)
 
 
+    def test_a_batch_answers_each_query_as_alone(self, loaded):
+        """Requests that share one filter object (a search's sides) and requests with different filters, in
+        one batch: each gets what it gets alone (a backend may translate a shared filter once)."""
+        q, s = query_vectors(9)
+        shared, _ = FILTERS["keyword"]
+        other, _ = FILTERS["success=0"]
+        asks = [IndexQuery(dense=q.tolist(), filter=shared, limit=15), IndexQuery(sparse=s, filter=shared, limit=15),
+                IndexQuery(dense=q.tolist(), filter=other, limit=15), IndexQuery(dense=q.tolist(), limit=15)]
+        for got, ask in zip(loaded.query_batch(COL, asks), asks):
+            assert_same_hits(got, loaded.query(COL, ask))
+        assert len({h.id for h in loaded.query_batch(COL, asks[:1])[0]} ^ {h.id for h in loaded.query_batch(COL, asks[2:3])[0]}) > 0
+
+
     @pytest.mark.parametrize("fname", ["keyword", "combined", "datetime Z/+00:00", "success=0"])
     def test_filtered_hybrid_equals_truth(self, loaded, fname):
         flt, pred = FILTERS[fname]
