@@ -135,6 +135,7 @@ class IndexedCollection:
         signals: bool = False,
         vectors: str = "text",
         now: Any = None,
+        pool: int | None = None,
     ) -> Found:
         """Hybrid (BM25 + dense, weighted RRF inside the index), bm25 or dense; ``vector`` is the query's
         embedding when the caller has it. The embedder failing or missing turns hybrid into bm25 and says so.
@@ -147,7 +148,8 @@ class IndexedCollection:
         ``vectors`` other than "text", ``settings.fusion`` other than "rrf" or a second-stage weight set
         fuses client-side (:mod:`layered_memory.retrieval.rerank`); other kinds keep weighted RRF inside
         the index (the second stage is measured on messages only); ``now`` anchors relative time
-        expressions (default: ``settings.time_anchor``)."""
+        expressions (default: ``settings.time_anchor``); ``pool`` is how many candidates each side of the
+        second stage reads at least (default ``settings.prefetch_limit``; never fewer than the hits asked)."""
         if self.index is None:
             raise CapabilityError(f"{self.name}: no vector index configured; use query_records (the core mode)")
         self.ensure()
@@ -182,7 +184,7 @@ class IndexedCollection:
         context = vectors != "text"
         client_side = signals and (context or s.fusion != "rrf" or has_signals(s))
         if (route_used == "hybrid" and client_side) or (signals and route_used != "hybrid"):  # a side may be empty
-            hits, cosines = self._second_stage(text, dense, sparse, spec, limit, now=now, vectors=vectors)
+            hits, cosines = self._second_stage(text, dense, sparse, spec, limit, now=now, vectors=vectors, pool=pool)
             timings["retrieve"] = round((time.perf_counter() - t0) * 1000, 3)
             return Found(hits, route_used, reason, timings, cosines)
         hits = self.index.query(self.name, IndexQuery(
@@ -195,7 +197,7 @@ class IndexedCollection:
 
     def _second_stage(
         self, text: str, dense: list[float] | None, sparse: SparseVector | None, spec: FilterSpec, limit: int, *,
-        now: Any, vectors: str = "text",
+        now: Any, vectors: str = "text", pool: int | None = None,
     ) -> tuple[list[IndexHit], dict[str, float]]:
         """Each side's top ``prefetch_limit`` with its scores (one batch of index queries carrying only the
         payload keys the signals read; the dense side as ``vectors`` says, see ``query``), fused client-side
@@ -204,7 +206,7 @@ class IndexedCollection:
         alone is ranked. Returns the hits and the dense side's exact scores (``exact_cosines``)."""
         s = self.settings
         flt = spec.to_qdrant()
-        depth = max(s.prefetch_limit, limit)
+        depth = max(s.prefetch_limit, limit, pool or 0)
         keys = [*SIGNAL_KEYS, "text"] if s.phrase_weight > 0 else list(SIGNAL_KEYS)
         requests: list[tuple[str, IndexQuery]] = []
         if dense is not None:

@@ -83,13 +83,14 @@ class SearchService:
 
     def execute(
         self, plan: SearchPlan, tenant: str, *, exclude_ids: Sequence[MessageRef] = (), query_vectors: Sequence[list[float]] | None = None,
-        snippets: bool = True, cosines: dict[str, float] | None = None,
+        snippets: bool = True, cosines: dict[str, float] | None = None, pool: int | None = None,
     ) -> SearchResult:
         """Run the plan. ``exclude_ids`` are (chat_id, message_id) refs left out inside the index (the context window);
         ``query_vectors`` are the queries' embeddings when the caller already has them; ``snippets=False``
         leaves ``snippet`` empty (the context shows whole messages); ``cosines`` (when given) receives the
         exact dense score of each point the dense side read, per point id, the best over the queries (the
-        context's relevance floor reads them instead of asking the index again)."""
+        context's relevance floor reads them instead of asking the index again); ``pool``: the candidates
+        each side of the second stage reads at least (``IndexedCollection.query``)."""
         t_start = time.perf_counter()
         timings: dict[str, float] = {}
         route = plan.route
@@ -123,7 +124,8 @@ class SearchService:
                 depth = MAX_CANDIDATES
             for i, q in enumerate(plan.queries):
                 vector = dense_vecs[i] if dense_vecs is not None else None
-                found = self.coll.query(q, spec, k=depth, route=route, vector=vector, signals=True, vectors=self.settings.dense_vectors)
+                found = self.coll.query(q, spec, k=depth, route=route, vector=vector, signals=True, vectors=self.settings.dense_vectors,
+                                        pool=pool)
                 hits = found.hits
                 if cosines is not None:
                     for pid, cos in found.cosines.items():

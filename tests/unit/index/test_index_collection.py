@@ -90,3 +90,24 @@ def test_no_index_means_the_core_mode(coll):
     found = bare.query_records("payments CrashLoopBackOff", Scope("t", "u2").spec("note"), records)
     assert _rids(found) == ["c"] and found.route_used == "bm25"
     assert bare.query_records("payments", Scope("t").spec("note").and_(Eq("user_id", "nobody")), records).hits == []
+
+
+def test_the_second_stage_reads_the_pool_asked_for(coll, monkeypatch):
+    """Each side of the second stage reads ``pool`` candidates when that is deeper than ``prefetch_limit``
+    (the context ranks its hits from a deeper pool), never fewer than the hits asked, and the hits come
+    back ranked the same way."""
+    seen: list[list[int]] = []
+    real = coll.index.query_batch
+
+    def spy(name, requests):  # noqa: ANN001
+        seen.append([q.limit for q in requests])
+        return real(name, requests)
+
+    monkeypatch.setattr(coll.index, "query_batch", spy)
+    spec = Scope("t").spec("note")
+    base = coll.query("payments CrashLoopBackOff", spec, k=2, signals=True)
+    deep = coll.query("payments CrashLoopBackOff", spec, k=2, signals=True, pool=120)
+    shallow = coll.query("payments CrashLoopBackOff", spec, k=2, signals=True, pool=3)
+    prefetch = coll.settings.prefetch_limit
+    assert seen == [[prefetch, prefetch], [120, 120], [prefetch, prefetch]]
+    assert _rids(base) == _rids(deep) == _rids(shallow) and _rids(base)[0] in {"a", "c"}
