@@ -94,7 +94,7 @@ class RetrievalSettings(_Section):
     # reaches the top 50 the context packs; the first ``deep_from`` stay the ranking of the top
     # ``prefetch_limit``. Measured (docs/retrieval.md): 200 wins leave-one-set-out (LoCoMo R@50 +1.8 to +2.0
     # points, no set loses at R@5/10/50) but reading 200 hits per side with their payloads costs about
-    # +5 to +9 ms per such search, over the latency budget, so it is off by default.
+    # +5.5 to +8 ms (P50) per such search on a scope of a few hundred turns, over the latency budget: off by default.
     deep_limit: int = Field(0, ge=0, le=1000)
     deep_from: int = Field(10, ge=1, le=100)
     max_query_chars: int = 2_000
