@@ -50,7 +50,10 @@ VARIANTS: list[tuple[str, str, dict]] = [
     ("bm25", "bm25", OFF), ("dense", "dense", OFF), ("plain RRF (seed 003)", "hybrid", PLAIN_RRF),
     ("previous release's settings", "hybrid", PREVIOUS), ("one dense query (latency reference)", "hybrid", ONE_VECTOR),
     ("hybrid, defaults", "hybrid", {}),
+    # the deep tail (opt-in): hits below the first deep_from ranked from each side's top deep_limit (k > 10 only: use --k 50)
+    ("hybrid, deep tail, deep_limit=100", "hybrid", {"deep_limit": 100}), ("hybrid, deep tail, deep_limit=200", "hybrid", {"deep_limit": 200}),
 ]
+FRAMING_VARIANTS = ("hybrid, defaults", "hybrid, deep tail, deep_limit=200")  # the rows LoCoMo's other framings repeat
 FRAMINGS = {  # name -> (a user_id per speaker, a chat per session)
     "one user_id, a chat per session": (False, True),
     "one user_id, one chat": (False, False),
@@ -102,12 +105,13 @@ def ingest(mem: LayeredMemory, data: dict, *, per_speaker: bool = False, chat_pe
 
 
 def metrics(ranked: list[tuple[int, int]], q: dict, gold_sessions: set[int]) -> tuple[float, ...]:
+    """R@5, R@10, hit@1, sess@5 and the share of evidence turns among all the hits (R@k of a search for k)."""
     ev = {tuple(e) for e in q["evidence"]}
     return (len(ev & set(ranked[:5])) / len(ev), len(ev & set(ranked[:10])) / len(ev), float(bool(ranked) and ranked[0] in ev),
-            float(gold_sessions <= {s for s, _ in ranked[:5]}))
+            float(gold_sessions <= {s for s, _ in ranked[:5]}), len(ev & set(ranked)) / len(ev))
 
 
-def run_set(data: dict, emb, variants, *, framing: tuple[bool, bool] = (False, True), tenant_per_conv: bool = False) -> dict:
+def run_set(data: dict, emb, variants, *, framing: tuple[bool, bool] = (False, True), tenant_per_conv: bool = False, k: int = 10) -> dict:
     """variant name -> {"m": metrics per question, "lat": ms per search, "leaks": n, "groups": {kind: [...]}}."""
     settings = LayeredMemorySettings()
     base = settings.retrieval.model_dump()
@@ -128,7 +132,7 @@ def run_set(data: dict, emb, variants, *, framing: tuple[bool, bool] = (False, T
                         setattr(settings.retrieval, key, value)
                     res = out[name]
                     t0 = time.perf_counter()
-                    hits = h.search(q["question"], filters=flt, k=10, route=route).hits
+                    hits = h.search(q["question"], filters=flt, k=k, route=route).hits
                     res["lat"].append((time.perf_counter() - t0) * 1000)
                     res["leaks"] += sum(1 for x in hits if not x.id.startswith(q["conv"] + "-"))
                     m = metrics([where[x.id] for x in hits if x.id in where], q, gold)
@@ -174,7 +178,7 @@ def rows_of(out: dict) -> list[list[object]]:
     return [[name, *np.mean(np.array(r["m"]), axis=0).tolist(), r["leaks"], pct(r["lat"], 50), pct(r["lat"], 95)] for name, r in out.items()]
 
 
-HEAD = ["variant", "R@5", "R@10", "hit@1", "sess@5", "leaks", "P50 ms", "P95 ms"]
+HEAD = ["variant", "R@5", "R@10", "hit@1", "sess@5", "R@k", "leaks", "P50 ms", "P95 ms"]  # R@k: the search's k (--k)
 
 
 def query_embedding_ms(samples: int = 20) -> float:
@@ -259,6 +263,8 @@ def main() -> None:
     ap.add_argument("--baseline-tree", help="a checkout of the previous release: its write path, and its searches with its own defaults "
                     "(every set and LoCoMo framing, in its own process), measured beside this one")
     ap.add_argument("--only-writes", action="store_true")
+    ap.add_argument("--k", type=int, default=10, help="hits per search (R@k: the share of evidence turns among them; the context asks 50 to 100)")
+    ap.add_argument("--variants", help="comma list: keep the variants whose name contains one of these (default: all)")
     args = ap.parse_args()
     from retrieval_general import load_set
 
@@ -270,14 +276,16 @@ def main() -> None:
         if args.only_writes:
             return
     emb = CachedEmbedder("e5", args.cache)
+    variants = [v for v in VARIANTS if not args.variants or any(w.strip() in v[0] for w in args.variants.split(","))]
+    head = [f"R@{args.k}" if h == "R@k" else h for h in HEAD]
     base = f"baseline tree {args.baseline_tree}, its defaults" if args.baseline_tree else ""
     sets = [load_set(p) for p in args.set]
     for path, data in zip(args.set, sets):
         n_turns = sum(len(s["turns"]) for c in data["conversations"] for s in c["sessions"])
         print(f"\n## {data['name']}: {len(data['conversations'])} conversations, {n_turns} turns, {len(data['questions'])} questions\n")
-        out = run_set(data, emb, VARIANTS)
+        out = run_set(data, emb, variants, k=args.k)
         extra = baseline_rows(args.baseline_tree, base, {"set": path, "cache": args.cache, "framing": [False, True], "tenant_per_conv": False}) if base else []
-        print(table(HEAD, rows_of(out) + extra))
+        print(table(head, rows_of(out) + extra))
         langs = sorted(next(iter(out.values()))["kinds"])
         if len(langs) > 1:
             print()
@@ -289,15 +297,18 @@ def main() -> None:
         framings = list(FRAMINGS.items())[:1] if args.no_framings else list(FRAMINGS.items())
         summary = []
         for i, (fname, framing) in enumerate(framings):
-            out = run_set(data, emb, VARIANTS if i == 0 else VARIANTS[-1:], framing=framing, tenant_per_conv=True)
+            again = [v for v in variants if v[0] in FRAMING_VARIANTS]
+            out = run_set(data, emb, variants if i == 0 else again, framing=framing, tenant_per_conv=True, k=args.k)
             extra = baseline_rows(args.baseline_tree, base, {"locomo": args.locomo, "n": args.conversations, "cache": args.cache,
                                                             "framing": list(framing), "tenant_per_conv": True}) if base else []
             print(f"### {fname}\n")
-            print(table(HEAD, rows_of(out) + extra))
+            print(table(head, rows_of(out) + extra))
             print()
-            m = np.mean(np.array(out["hybrid, defaults"]["m"]), axis=0)
-            summary.append([fname, float(m[0]), float(m[1]), *([extra[0][1], extra[0][2]] if extra else [])])
-        print(table(["LoCoMo framing (hybrid, defaults)", "R@5", "R@10 (share of evidence turns in the top 10)",
+            for name, r in out.items():
+                if name in FRAMING_VARIANTS:
+                    m = np.mean(np.array(r["m"]), axis=0)
+                    summary.append([fname, name, float(m[0]), float(m[1]), float(m[4]), *([extra[0][1], extra[0][2]] if extra else [])])
+        print(table(["LoCoMo framing", "variant", "R@5", "R@10 (share of evidence turns in the top 10)", f"R@{args.k}",
                      *(["baseline R@5", "baseline R@10"] if base else [])], summary))
     if args.self_find:
         found = []

@@ -45,10 +45,11 @@ MIN_SEARCH_K = 20
 # call's P95 is +21 ms over the fixed five-plus-five lines of before with 100 hits, +13.5 ms with 50, +6 ms
 # with 40 (``context.search_depth=40`` for a bot that needs those milliseconds).
 LINE_TOKENS = 40
-# Candidates each side of the search reads per hit the context asks for (``pool``): the second stage ranks
-# the top hits better from a deeper pool. Measured on LoCoMo at 2,000 tokens (50 hits): a pool of 50 per
-# side (the search's ``prefetch_limit``) put 0.857 of the evidence in the prompt, 100 put 0.864, 200
-# 0.873, at the cost of reading and fusing more candidates (docs/context.md).
+# The context's search reads a deep tail (``retrieval.deep_limit`` for this search): each side is read
+# POOL_PER_HIT candidates deep per hit asked, and the hits below the first ``retrieval.deep_from`` are
+# ranked from those deeper lists while the first stay the search's usual ranking. A context reads the
+# search's deep tail (its top 50 at 2,000 tokens), and evidence sits further down each side's list than
+# the usual 50 (docs/context.md).
 POOL_PER_HIT = 2
 
 

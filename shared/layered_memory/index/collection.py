@@ -25,7 +25,7 @@ from ..errors import CapabilityError
 from ..providers.base import Embedder
 from ..retrieval.analyzer import Analyzer
 from ..retrieval.bm25 import BM25Encoder, BM25Scorer
-from ..retrieval.rerank import SIGNAL_KEYS, SecondStage, has_signals, verbatim
+from ..retrieval.rerank import SIGNAL_KEYS, SecondStage, has_signals, join_ranked, verbatim
 from ..stores.base import IndexHit, IndexQuery, SparseVector, VectorIndex, VectorPoint
 from ..filterspec import FilterSpec
 
@@ -148,8 +148,9 @@ class IndexedCollection:
         ``vectors`` other than "text", ``settings.fusion`` other than "rrf" or a second-stage weight set
         fuses client-side (:mod:`layered_memory.retrieval.rerank`); other kinds keep weighted RRF inside
         the index (the second stage is measured on messages only); ``now`` anchors relative time
-        expressions (default: ``settings.time_anchor``); ``pool`` is how many candidates each side of the
-        second stage reads at least (default ``settings.prefetch_limit``; never fewer than the hits asked)."""
+        expressions (default: ``settings.time_anchor``); ``pool`` is this call's deep tail: how deep each side of
+        a hybrid second stage reads for the hits below the first ``deep_from`` (at least ``settings.deep_limit``;
+        see ``_second_stage``)."""
         if self.index is None:
             raise CapabilityError(f"{self.name}: no vector index configured; use query_records (the core mode)")
         self.ensure()
@@ -203,20 +204,26 @@ class IndexedCollection:
         payload keys the signals read; the dense side as ``vectors`` says, see ``query``), fused client-side
         by ``settings.fusion`` and reranked by the second-stage signals; the whole payload is read for the
         best ``limit`` only. Without ``sparse`` (the dense route, or a query of stop words) the dense side
-        alone is ranked. Returns the hits and the dense side's exact scores (``exact_cosines``)."""
+        alone is ranked. A hybrid search for more than ``deep_from`` hits reads each side ``deep_limit`` (or
+        ``pool``, the deeper) deep and ranks the hits below the first ``deep_from`` from those deeper lists
+        (``fuse_sides``). Returns the hits and the dense side's exact scores (``exact_cosines``)."""
         s = self.settings
         flt = spec.to_qdrant()
-        depth = max(s.prefetch_limit, limit, pool or 0)
+        depth = max(s.prefetch_limit, limit)
+        # the deep tail: hits below the first deep_from come from deeper lists, the head from their first prefetch_limit
+        deep_limit = max(s.deep_limit, pool or 0)
+        deep = dense is not None and sparse is not None and deep_limit > 0 and limit > s.deep_from
+        read = max(deep_limit, depth) if deep else depth
         keys = [*SIGNAL_KEYS, "text"] if s.phrase_weight > 0 else list(SIGNAL_KEYS)
         requests: list[tuple[str, IndexQuery]] = []
         if dense is not None:
-            requests.append(("dense", IndexQuery(dense=dense, filter=flt, limit=depth, prefetch_limit=depth, payload=keys)))
+            requests.append(("dense", IndexQuery(dense=dense, filter=flt, limit=read, prefetch_limit=read, payload=keys)))
             if vectors != "text":
-                requests.append(("context", IndexQuery(dense=dense, filter=flt, limit=depth, prefetch_limit=depth, payload=keys, using="context")))
+                requests.append(("context", IndexQuery(dense=dense, filter=flt, limit=read, prefetch_limit=read, payload=keys, using="context")))
         if sparse is not None:
-            requests.append(("sparse", IndexQuery(sparse=sparse, filter=flt, limit=depth, prefetch_limit=depth, payload=keys)))
+            requests.append(("sparse", IndexQuery(sparse=sparse, filter=flt, limit=read, prefetch_limit=read, payload=keys)))
         got = dict(zip((name for name, _ in requests), self.index.query_batch(self.name, [q for _, q in requests])))  # type: ignore[union-attr]
-        dense_side = dense_of(got.get("dense"), got.get("context"), vectors, depth)
+        dense_side = dense_of(got.get("dense"), got.get("context"), vectors, read)
         cosines = exact_cosines(got.get("dense"), got.get("context"), vectors, dense_side) if dense_side is not None else {}
         if dense is None or sparse is None:  # one route: its own ranking, a verbatim match first
             side = list(dense_side if sparse is None else got.get("sparse", [])) or []
@@ -227,8 +234,8 @@ class IndexedCollection:
                 ranked = sorted(((key, top if ex else sc) for (key, sc), ex in zip(ranked, first)), key=lambda r: -r[1])
             ranked = ranked[:limit]
         else:
-            sides = [(side, hits) for side, hits in (("dense", dense_side), ("sparse", got.get("sparse"))) if hits is not None]
-            ranked = SecondStage(s, self.analyzer).rank_sides(text, sides, k=limit, now=now)
+            ranked = fuse_sides(SecondStage(s, self.analyzer), text, got, vectors, read, limit=limit, dense_side=dense_side, now=now,
+                                head=s.deep_from if deep else 0, head_depth=s.prefetch_limit)
         if not ranked:
             return [], cosines
         full = {h.id: h.payload for h in self.index.retrieve(self.name, [str(key) for key, _ in ranked])}  # type: ignore[union-attr]
@@ -246,6 +253,24 @@ class IndexedCollection:
         idx, scores = scorer.top_k(terms, min(k, len(kept)))
         hits = [IndexHit(id=kept[i][0], score=float(sc), payload=kept[i][1]) for i, sc in zip(idx.tolist(), scores.tolist()) if sc > 0]
         return Found(hits, "bm25")
+
+
+def fuse_sides(stage: SecondStage, text: str, got: dict[str, list[IndexHit]], vectors: str, read: int, *, limit: int,
+               head: int = 0, head_depth: int = 0, dense_side: list[IndexHit] | None = None, now: Any = None) -> list[tuple[Any, float]]:
+    """The second stage over the index's lists ``got`` ("dense", "context", "sparse": each side's top ``read``),
+    the best ``limit`` as ``(id, score)``. With ``head`` (the deep tail, ``retrieval.deep_limit``): the first
+    ``head`` are ranked from each list's first ``head_depth`` only, exactly as a search reading that deep, and
+    the rest from the whole lists, so a hit further down both lists reaches the tail without moving the head."""
+
+    def sides(lists: dict[str, list[IndexHit]], depth: int, dense: list[IndexHit] | None = None) -> list[tuple[str, list[IndexHit]]]:
+        dense = dense if dense is not None else dense_of(lists.get("dense"), lists.get("context"), vectors, depth)
+        return [(side, hits) for side, hits in (("dense", dense), ("sparse", lists.get("sparse"))) if hits is not None]
+
+    every = sides(got, read, dense_side)
+    if head <= 0 or limit <= head:
+        return stage.rank_sides(text, every, k=limit, now=now)
+    top = stage.rank_sides(text, sides({name: hits[:head_depth] for name, hits in got.items()}, head_depth), k=head, now=now)
+    return join_ranked(top, stage.rank_sides(text, every, k=limit + len(top), now=now), limit)
 
 
 def dense_of(text: list[IndexHit] | None, context: list[IndexHit] | None, vectors: str, depth: int) -> list[IndexHit] | None:
@@ -310,4 +335,4 @@ def best_of(*lists: Sequence[IndexHit]) -> list[IndexHit]:
     return sorted(best.values(), key=lambda h: -h.score)
 
 
-__all__ = ["Entry", "Found", "IndexedCollection", "ROUTES", "best_of", "dense_of", "exact_cosines"]
+__all__ = ["Entry", "Found", "IndexedCollection", "ROUTES", "best_of", "dense_of", "exact_cosines", "fuse_sides"]

@@ -89,8 +89,9 @@ class SearchService:
         ``query_vectors`` are the queries' embeddings when the caller already has them; ``snippets=False``
         leaves ``snippet`` empty (the context shows whole messages); ``cosines`` (when given) receives the
         exact dense score of each point the dense side read, per point id, the best over the queries (the
-        context's relevance floor reads them instead of asking the index again); ``pool``: the candidates
-        each side of the second stage reads at least (``IndexedCollection.query``)."""
+        context's relevance floor reads them instead of asking the index again); ``pool``: this search's
+        deep tail, how deep each side is read for the hits below the first ``retrieval.deep_from``
+        (``IndexedCollection.query``)."""
         t_start = time.perf_counter()
         timings: dict[str, float] = {}
         route = plan.route

@@ -57,7 +57,7 @@ from .confidence import Confidence, estimate
 from .learned import FEATURES, score as learned_score
 from .timeexpr import TimeWindow, resolve_time
 
-__all__ = ["Candidate", "SecondStage", "FUSIONS", "RERANKERS", "SIGNAL_KEYS", "SIGNAL_WEIGHTS", "has_signals", "names_speaker"]
+__all__ = ["Candidate", "SecondStage", "FUSIONS", "RERANKERS", "SIGNAL_KEYS", "SIGNAL_WEIGHTS", "has_signals", "join_ranked", "names_speaker"]
 
 FUSIONS = ("rrf", "zscore", "dbsf", "adaptive", "confidence")
 RERANKERS = ("rules", "learned", "off")
@@ -154,6 +154,24 @@ def sessions_of(payloads: Sequence[dict[str, Any]], gap_seconds: float) -> tuple
             out[i] = n - 1
             last = t
     return out, n
+
+
+def join_ranked(head: Sequence[tuple[Any, float]], tail: Sequence[tuple[Any, float]], k: int) -> list[tuple[Any, float]]:
+    """The deep tail (``retrieval.deep_limit``): ``head`` as ranked, then ``tail``'s order without the head's
+    keys, ``k`` in all. The two rankings' scores are not on one scale, so a tail score is capped to stay
+    below the one before it (callers that re-sort by score keep this order)."""
+    out = list(head[:k])
+    seen = {key for key, _ in out}
+    last = out[-1][1] if out else float("inf")
+    for key, score in tail:
+        if len(out) >= k:
+            break
+        if key in seen:
+            continue
+        last = min(float(score), last - 1e-6)
+        out.append((key, last))
+        seen.add(key)
+    return out
 
 
 def verbatim(query: str, payloads: Sequence[dict[str, Any]]) -> np.ndarray:

@@ -92,10 +92,10 @@ def test_no_index_means_the_core_mode(coll):
     assert bare.query_records("payments", Scope("t").spec("note").and_(Eq("user_id", "nobody")), records).hits == []
 
 
-def test_the_second_stage_reads_the_pool_asked_for(coll, monkeypatch):
-    """Each side of the second stage reads ``pool`` candidates when that is deeper than ``prefetch_limit``
-    (the context ranks its hits from a deeper pool), never fewer than the hits asked, and the hits come
-    back ranked the same way."""
+def test_a_deep_tail_asked_per_call_reads_that_deep(coll, monkeypatch):
+    """``pool`` is a call's deep tail (``retrieval.deep_limit`` for one search): a hybrid search for more than
+    ``deep_from`` hits reads each side that deep; a shorter search, or a pool no deeper than the usual read,
+    reads ``prefetch_limit``; the hits are the same."""
     seen: list[list[int]] = []
     real = coll.index.query_batch
 
@@ -105,9 +105,10 @@ def test_the_second_stage_reads_the_pool_asked_for(coll, monkeypatch):
 
     monkeypatch.setattr(coll.index, "query_batch", spy)
     spec = Scope("t").spec("note")
-    base = coll.query("payments CrashLoopBackOff", spec, k=2, signals=True)
-    deep = coll.query("payments CrashLoopBackOff", spec, k=2, signals=True, pool=120)
-    shallow = coll.query("payments CrashLoopBackOff", spec, k=2, signals=True, pool=3)
-    prefetch = coll.settings.prefetch_limit
-    assert seen == [[prefetch, prefetch], [120, 120], [prefetch, prefetch]]
-    assert _rids(base) == _rids(deep) == _rids(shallow) and _rids(base)[0] in {"a", "c"}
+    prefetch, head = coll.settings.prefetch_limit, coll.settings.deep_from
+    base = coll.query("payments CrashLoopBackOff", spec, k=head + 2, signals=True)
+    deep = coll.query("payments CrashLoopBackOff", spec, k=head + 2, signals=True, pool=120)
+    short = coll.query("payments CrashLoopBackOff", spec, k=head, signals=True, pool=120)
+    shallow = coll.query("payments CrashLoopBackOff", spec, k=head + 2, signals=True, pool=3)
+    assert seen == [[prefetch, prefetch], [120, 120], [prefetch, prefetch], [prefetch, prefetch]]
+    assert _rids(base) == _rids(deep) == _rids(short) == _rids(shallow) and _rids(base)[0] in {"a", "c"}
