@@ -253,3 +253,31 @@ def test_search_depth_setting_bounds_the_message_search(mem):
         assert sum(m.content.count("\n- ") for m in ctx if m.kind in ("memory", "conversation_memory")) <= 3 + 3  # hits + their next turns
     finally:
         mem.settings.context.search_depth = None
+
+
+def test_the_message_search_reads_a_deep_tail_of_two_per_hit(mem, monkeypatch):
+    """The context packs the search's deep tail (50 hits at 2,000 tokens), so its search reads each side two
+    candidates deep per hit asked, where ``mem.search`` reads ``retrieval.prefetch_limit``; a context that
+    asks for no more than ``retrieval.deep_from`` hits reads the usual depth."""
+    index = mem._core.index
+    real = index.query_batch
+    reads: list[list[int]] = []
+
+    def spy(name, requests):
+        reads.append([q.limit for q in requests])
+        return real(name, requests)
+
+    monkeypatch.setattr(index, "query_batch", spy)
+    mem.get_context_for_user("u1", "s1", query=QUESTION, max_tokens=2000)
+    assert [100, 100, 100] in reads  # dense, context and BM25 sides, 2 x 50 hits deep
+    reads.clear()
+    mem.search(QUESTION, k=50)
+    assert [50, 50, 50] in reads and [100, 100, 100] not in reads
+    reads.clear()
+    mem.settings.context.search_depth = mem.settings.retrieval.deep_from
+    try:
+        mem.get_context_for_user("u1", "s1", query=QUESTION, max_tokens=2000)
+    finally:
+        mem.settings.context.search_depth = None
+    prefetch = mem.settings.retrieval.prefetch_limit
+    assert [prefetch] * 3 in reads and not any(max(r) > prefetch for r in reads)
