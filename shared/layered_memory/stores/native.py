@@ -123,14 +123,23 @@ class PerLoop(Generic[T]):
         return kept
 
     async def _guard(self, loop: asyncio.AbstractEventLoop, client: T) -> None:
-        """Wait until the loop shuts down (cancelled), then close the loop's client."""
+        """Wait until the loop shuts down (cancelled), then close the loop's client. A loop closed without
+        cancelling its tasks (``loop.close()`` rather than ``asyncio.run``) destroys this task unfinished:
+        there is no loop left to close the client on, so it is only forgotten (its sockets go with it)."""
         try:
             await loop.create_future()
-        finally:
-            with self._lock:
-                if self._clients.get(loop) is client:
-                    del self._clients[loop]
+        except GeneratorExit:
+            self._forget(loop, client)
+            raise
+        except BaseException:
+            self._forget(loop, client)
             await self._close(client)  # type: ignore[misc]
+            raise
+
+    def _forget(self, loop: asyncio.AbstractEventLoop, client: T) -> None:
+        with self._lock:
+            if self._clients.get(loop) is client:
+                del self._clients[loop]
 
     def close(self) -> None:
         """Close every loop's client: awaited on its loop when that loop still runs or can run, else dropped."""
