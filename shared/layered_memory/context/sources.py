@@ -41,9 +41,9 @@ MAX_SEARCH_K = 100
 MIN_SEARCH_K = 20
 # Hits per token of budget: 2,000 tokens read 50 hits, 4,000 the most, 100. Measured on LoCoMo
 # (docs/context.md): at 2,000 tokens 100 hits put 0.863 of the evidence in the prompt, 57 and 40 hits
-# 0.856 each; at 4,000, 80 hits 0.896 where 100 read 0.905 and fill the budget. At 100k messages the
-# call's P95 is +21 ms over the fixed five-plus-five lines of before with 100 hits, +13.5 ms with 50, +6 ms
-# with 40 (``context.search_depth=40`` for a bot that needs those milliseconds).
+# 0.856 each; at 4,000, 80 hits 0.896 where 100 read 0.905 and fill the budget (before the deep tail
+# below). Fewer hits are faster (``context.search_depth=40`` for a bot that needs the milliseconds; the
+# latency per depth is in docs/context.md).
 LINE_TOKENS = 40
 # The context's search reads a deep tail (``retrieval.deep_limit`` for this search): each side is read
 # POOL_PER_HIT candidates deep per hit asked, and the hits below the first ``retrieval.deep_from`` are

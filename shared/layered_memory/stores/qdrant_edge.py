@@ -191,16 +191,6 @@ def _hit(p: Any, with_dense: bool = False) -> IndexHit:
     )
 
 
-class _Translated:
-    """A filter already translated to Edge (``edge``), with the original kept alive while the batch runs
-    (its ``id`` is the batch's cache key)."""
-
-    __slots__ = ("edge", "original")
-
-    def __init__(self, edge: Any, original: Any) -> None:
-        self.edge, self.original = edge, original
-
-
 # -- the backend -------------------------------------------------------------------------------------------
 
 
@@ -473,14 +463,13 @@ class QdrantEdgeVectorIndex:
     ) -> qe.QueryRequest:
         """Build (not run) the Edge request for ``query``. ``filter_in_prefetch`` repeats the filter in each
         prefetch instead of the top level (same results; kept for the conformance test); ``using`` names the
-        dense vector ``dense`` is matched against."""
+        dense vector ``dense`` is matched against; ``filter`` may be one already translated (``qdrant_edge.Filter``)."""
         col = self._collection(name)
         qc.check_using(using)
         qc.check_query_args(dense, sparse, limit, prefetch_limit, rrf_k, weights)
         qc.check_dense(dense, col.schema.dense_dim, name=name, field="dense")
         qc.check_sparse(sparse, field="sparse")
-        f = filter if isinstance(filter, _Translated) else to_edge_filter(qc.as_filter(filter))
-        f = f.edge if isinstance(f, _Translated) else f
+        f = filter if isinstance(filter, qe.Filter) else to_edge_filter(qc.as_filter(filter))
         with_payload = payload if isinstance(payload, bool) else [str(k) for k in payload]
         nearest = []
         if dense is not None:
@@ -512,15 +501,15 @@ class QdrantEdgeVectorIndex:
         the prefetches, so a tenant filter never lets another tenant's point into the candidate lists."""
         return self.query_batch(name, [IndexQuery.of(request, keywords)])[0]
 
-    def _plan(self, name: str, q: IndexQuery, translated: dict[int, _Translated] | None = None) -> qe.QueryRequest:
-        """The Edge request of ``q``; ``translated`` remembers the filters of one batch already translated (the
-        requests of a search share one filter: translating it, window ids and all, is most of a plan's cost)."""
+    def _plan(self, name: str, q: IndexQuery, translated: dict[int, qe.Filter]) -> qe.QueryRequest:
+        """The Edge request of ``q``; ``translated`` holds the filters of this batch already translated, by the
+        id of the filter object (the requests of a search share one filter: translating it, window ids and all,
+        is most of a plan's cost; the batch's requests keep those objects alive)."""
         flt: Any = q.filter
-        if translated is not None and flt is not None:
-            key = id(flt)
-            if key not in translated:
-                translated[key] = _Translated(to_edge_filter(qc.as_filter(flt)), flt)
-            flt = translated[key]
+        if flt is not None:
+            if id(flt) not in translated:
+                translated[id(flt)] = to_edge_filter(qc.as_filter(flt))
+            flt = translated[id(flt)]
         return self.plan_query(
             name, dense=q.dense, sparse=q.sparse, filter=flt, limit=q.limit,
             prefetch_limit=q.prefetch_limit, rrf_k=q.rrf_k, weights=q.weights, payload=q.payload, using=q.using,
@@ -530,7 +519,7 @@ class QdrantEdgeVectorIndex:
         """Several queries planned as one Edge batch (one pass over the segments), results in order. A query of
         the ``context`` vector in a collection without it (created before schema 2) finds nothing."""
         col = self._collection(name)
-        translated: dict[int, _Translated] = {}
+        translated: dict[int, qe.Filter] = {}
         plans = [self._plan(name, q, translated) for q in requests]  # validates every request first
         live = [i for i, q in enumerate(requests) if col.schema.context or q.using != qc.CONTEXT or q.dense is None]
         plans = [plans[i] for i in live]
