@@ -77,6 +77,7 @@ class IndexedCollection:
         self.encoder = encoder
         self.settings = settings
         self._ensured = ensured  # the caller already created it in this process
+        self._has_mean: bool | None = None  # the index holds the "mean" vector (asked once, ``has_mean``)
 
     def ensure(self) -> None:
         """Create the collection (with its payload indexes) if missing; once per process."""
@@ -85,6 +86,15 @@ class IndexedCollection:
         emb = self.embedder
         self.index.ensure_collection(self.name, dense_dim=emb.dim if emb else None, embedder=emb.name if emb else None)
         self._ensured = True
+
+    def has_mean(self) -> bool:
+        """Whether the collection holds the ``mean`` vector (schema 3: one list scores a message by the mean of
+        its two cosines exactly); a collection created before it is searched with both vectors' lists."""
+        if self._has_mean is None:
+            self.ensure()
+            schema = self.index.info(self.name).get("schema") or {} if self.index is not None else {}
+            self._has_mean = bool(schema.get("mean"))
+        return self._has_mean
 
     # -- writes -----------------------------------------------------------------------------------
     def points(self, entries: Sequence[Entry], *, on_embed_error: str = "raise") -> list[VectorPoint]:
@@ -143,7 +153,8 @@ class IndexedCollection:
         ``vectors`` (messages) picks the dense vectors the dense side queries: "text" (``dense``, the
         record's text), "both" (also each point's ``context`` vector, the message embedded after the turn
         before it, scoring a point by the mean of its two cosines: a message is found by its own words
-        and by the question it answers; ``dense_of``) or "context" (the context vector where a point has
+        and by the question it answers; one query of the ``mean`` vector where the collection has it
+        (``has_mean``), else both vectors' lists merged by ``dense_of``) or "context" (the context vector where a point has
         one, else its text: the previous release's single vector). Hybrid with ``signals`` (the message search),
         ``vectors`` other than "text", ``settings.fusion`` other than "rrf" or a second-stage weight set
         fuses client-side (:mod:`layered_memory.retrieval.rerank`); other kinds keep weighted RRF inside
@@ -216,7 +227,11 @@ class IndexedCollection:
         read = max(deep_limit, depth) if deep else depth
         keys = [*SIGNAL_KEYS, "text"] if s.phrase_weight > 0 else list(SIGNAL_KEYS)
         requests: list[tuple[str, IndexQuery]] = []
-        if dense is not None:
+        if dense is not None and vectors == "both" and self.has_mean():
+            # one list of the mean vector scores each point by the mean of its two cosines exactly: it is "dense"
+            requests.append(("dense", IndexQuery(dense=dense, filter=flt, limit=read, prefetch_limit=read, payload=keys, using="mean")))
+            vectors = "text"
+        elif dense is not None:
             requests.append(("dense", IndexQuery(dense=dense, filter=flt, limit=read, prefetch_limit=read, payload=keys)))
             if vectors != "text":
                 requests.append(("context", IndexQuery(dense=dense, filter=flt, limit=read, prefetch_limit=read, payload=keys, using="context")))

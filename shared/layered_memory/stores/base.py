@@ -164,8 +164,9 @@ class IndexQuery:
     inside the index. The filter (a ``qdrant_client.models.Filter``, e.g. ``FilterSpec.to_qdrant()``)
     applies inside each prefetch, so a scope filter never lets another scope's point into the
     candidate lists. ``weights`` are (dense, sparse) for the fused case. ``using`` names the dense
-    vector ``dense`` is matched against: ``"dense"`` (a record's text) or ``"context"`` (a message
-    embedded with the turn before it; nothing is found in a collection without that vector).
+    vector ``dense`` is matched against: ``"dense"`` (a record's text), ``"context"`` (a message
+    embedded with the turn before it) or ``"mean"`` (the mean of both unit vectors: its score is the mean
+    of the two cosines); nothing is found in a collection without that vector.
 
         index.query("messages", IndexQuery(dense=q, sparse=s, filter=spec.to_qdrant(), limit=10))
         index.query("messages", dense=q, sparse=s, limit=10)     # the same, as keywords
@@ -227,7 +228,8 @@ INDEX_CAPABILITIES = frozenset({MANUAL_OPTIMIZE})
 
 @runtime_checkable
 class VectorIndex(Protocol):
-    """Named vectors ``dense`` and ``context`` (cosine) and ``bm25`` (sparse, IDF modifier) with a filterable payload.
+    """Named vectors ``dense`` and ``context`` (cosine), ``mean`` (dot product, derived from those two by the
+    index) and ``bm25`` (sparse, IDF modifier) with a filterable payload.
 
     Filters are ``qdrant_client.models.Filter`` objects on every backend (the Edge backend
     translates them). Flags are stored as int 0/1 (Qdrant Edge cannot match bools).

@@ -2,10 +2,13 @@
 
 Both backends store the same thing: named vectors ``dense`` (cosine, sized by the embedder; absent when there
 is no embedder), ``context`` (schema 2: a second dense vector of the same size, e.g. a message embedded with the
-turn before it; a point may lack it) and ``bm25`` (sparse, IDF modifier), UUID-string point ids, and the payload
-indexes listed in ``PAYLOAD_INDEXES``. A collection created before schema 2 has no ``context`` vector: points
-written there keep ``dense`` and ``bm25`` only, and a query of ``context`` finds nothing (``recreate_index=True``
-adds it). ``qdrant_client.models`` is the request language on both; ``qdrant_edge.py`` translates it.
+turn before it; a point may lack it), ``mean`` (schema 3, dot product: the mean of the point's unit ``dense`` and
+``context`` vectors, its unit ``dense`` alone without a context, so one query of it scores every point by the
+mean of its two cosines exactly; derived here from the other two, never given by a writer) and ``bm25`` (sparse,
+IDF modifier), UUID-string point ids, and the payload indexes listed in ``PAYLOAD_INDEXES``. A collection created
+before schema 2 (3) has no ``context`` (``mean``) vector: points written there keep the vectors it has, and a
+query of a missing vector finds nothing (``recreate_index=True`` adds them; ``CollectionSchema`` says which a
+collection has). ``qdrant_client.models`` is the request language on both; ``qdrant_edge.py`` translates it.
 
 This module holds only what is identical on both sides: the schema marker and its check, input validation
 (ids, vector sizes, filters), the payload index kinds, and a reference RRF used by the tests and the benchmark.
@@ -29,10 +32,12 @@ logger = logging.getLogger(__name__)
 
 DENSE = "dense"
 CONTEXT = "context"
-DENSE_VECTORS = (DENSE, CONTEXT)  # what IndexQuery.using may name
+MEAN = "mean"
+DENSE_VECTORS = (DENSE, CONTEXT, MEAN)  # what IndexQuery.using may name
+STORED_VECTORS = (DENSE, CONTEXT)  # the cosine vectors a writer gives and ``with_vectors`` reads back (``mean`` is derived)
 SPARSE = "bm25"
 MARKER_KEY = "layered_memory"
-SCHEMA_VERSION = 2  # 2: the ``context`` dense vector
+SCHEMA_VERSION = 3  # 2: the ``context`` dense vector; 3: the ``mean`` vector
 DEFAULT_RRF_K = 60
 
 
@@ -45,9 +50,11 @@ class CollectionSchema:
     embedder: str | None = None
     version: int = SCHEMA_VERSION
     context: bool = False  # the collection has the ``context`` vector (read from its config, not the marker)
+    mean: bool = False  # the collection has the ``mean`` vector (read from its config, not the marker)
 
     def to_json(self) -> dict[str, Any]:
-        return {"dense_dim": self.dense_dim, "embedder": self.embedder, "version": self.version, "context": self.context}
+        return {"dense_dim": self.dense_dim, "embedder": self.embedder, "version": self.version, "context": self.context,
+                "mean": self.mean}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CollectionSchema:
@@ -57,6 +64,7 @@ class CollectionSchema:
             embedder=data.get("embedder"),
             version=int(data.get("version", 1)),
             context=bool(data.get("context", False)),
+            mean=bool(data.get("mean", False)),
         )
 
 
@@ -211,6 +219,42 @@ _INT_FLAGS = tuple(f for f, kind in PAYLOAD_INDEXES.items() if kind == "integer"
 def check_using(using: str) -> None:
     if using not in DENSE_VECTORS:
         raise InvalidInputError("using", using, f"must name a dense vector: {', '.join(DENSE_VECTORS)}", 'use "dense"')
+
+
+def has_vector(schema: CollectionSchema, using: str) -> bool:
+    """Whether a collection of ``schema`` holds the dense vector ``using`` (a query of one it lacks finds nothing)."""
+    return schema.dense_dim is not None and (using == DENSE or (using == CONTEXT and schema.context) or (using == MEAN and schema.mean))
+
+
+def dense_vectors(p: VectorPoint, schema: CollectionSchema) -> dict[str, list[float]]:
+    """The named dense vectors one point is written with in a collection of ``schema``: ``dense``, ``context``
+    when the collection has it, and ``mean`` when it has that: the mean of the unit ``dense`` and ``context``
+    vectors (the unit ``dense`` alone for a point without a context), so its dot product with a unit query is
+    the mean of the two cosines."""
+    if p.dense is None:
+        return {}
+    vec = {DENSE: [float(x) for x in p.dense]}
+    context = p.context if schema.context else None
+    if context is not None:
+        vec[CONTEXT] = [float(x) for x in context]
+    if schema.mean:
+        own = _unit(vec[DENSE])
+        vec[MEAN] = ((own + _unit(vec[CONTEXT])) / 2 if context is not None else own).tolist()
+    return vec
+
+
+def query_vector(dense: Sequence[float], using: str) -> list[float]:
+    """The query as sent for the vector ``using``: unit length for ``mean`` (a dot product; cosine vectors are
+    normalized by Qdrant itself), so a score there is the mean of the two cosines, comparable to theirs."""
+    return _unit(dense).tolist() if using == MEAN else [float(x) for x in dense]
+
+
+def _unit(vector: Sequence[float]) -> Any:
+    import numpy as np
+
+    v = np.asarray(vector, dtype=np.float64)
+    norm = float(np.linalg.norm(v))
+    return v / norm if norm > 0 else v
 
 
 def dropped_context(points: Sequence[VectorPoint], schema: CollectionSchema, name: str, warned: set[str]) -> None:

@@ -26,6 +26,7 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -59,12 +60,8 @@ UPSERT_BATCH = 512
 INDEX_AT_POINTS = 1000
 
 
-def _vector(p: VectorPoint, context: bool) -> dict[str, Any]:
-    vec: dict[str, Any] = {}
-    if p.dense is not None:
-        vec[qc.DENSE] = [float(x) for x in p.dense]
-    if p.context is not None and context:
-        vec[qc.CONTEXT] = [float(x) for x in p.context]
+def _vector(p: VectorPoint, schema: qc.CollectionSchema) -> dict[str, Any]:
+    vec: dict[str, Any] = qc.dense_vectors(p, schema)
     if p.sparse is not None:
         vec[qc.SPARSE] = qe.SparseVector(list(p.sparse.indices), [float(x) for x in p.sparse.values])
     return vec
@@ -145,13 +142,15 @@ class QdrantEdgeVectorIndex:
                 col = self._collection(name)
                 qc.check_schema(name, col.schema, dense_dim=dense_dim, embedder=embedder, backend=BACKEND)
                 if embedder is not None and col.schema.embedder is None:
-                    col.schema = qc.CollectionSchema(dense_dim, embedder, col.schema.version, col.schema.context)
+                    col.schema = dataclasses.replace(col.schema, embedder=embedder)
                     self._write_marker(col.path, col.schema)
                 return
             path = self._path(name)
-            schema = qc.CollectionSchema(dense_dim=dense_dim, embedder=embedder, context=dense_dim is not None)
+            dense = dense_dim is not None
+            schema = qc.CollectionSchema(dense_dim=dense_dim, embedder=embedder, context=dense, mean=dense)
             config = qe.EdgeConfig(
-                vectors={v: qe.EdgeVectorParams(size=dense_dim, distance=qe.Distance.Cosine) for v in qc.DENSE_VECTORS}
+                vectors={v: qe.EdgeVectorParams(size=dense_dim, distance=qe.Distance.Dot if v == qc.MEAN else qe.Distance.Cosine)
+                         for v in qc.DENSE_VECTORS}
                 if dense_dim is not None
                 else None,
                 sparse_vectors={qc.SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
@@ -223,7 +222,7 @@ class QdrantEdgeVectorIndex:
         dim = int(dense["size"]) if dense else None
         marker = path / MARKER_FILE
         stored = qc.CollectionSchema.from_json(json.loads(marker.read_text())) if marker.exists() else qc.CollectionSchema(dim, version=1)
-        return qc.CollectionSchema(dim, stored.embedder, stored.version, qc.CONTEXT in vectors)
+        return qc.CollectionSchema(dim, stored.embedder, stored.version, qc.CONTEXT in vectors, qc.MEAN in vectors)
 
     def drop_collection(self, name: str) -> None:
         with self._lock:
@@ -289,7 +288,7 @@ class QdrantEdgeVectorIndex:
         with self._lock, _edge_errors("upsert", col.path):
             for start in range(0, len(points), UPSERT_BATCH):
                 batch = [
-                    qe.Point(pid, _vector(p, col.schema.context), dict(p.payload))
+                    qe.Point(pid, _vector(p, col.schema), dict(p.payload))
                     for pid, p in zip(ids[start : start + UPSERT_BATCH], points[start : start + UPSERT_BATCH])
                 ]
                 col.shard.update(qe.UpdateOperation.upsert_points(batch))
@@ -362,7 +361,7 @@ class QdrantEdgeVectorIndex:
         with_payload = payload if isinstance(payload, bool) else [str(k) for k in payload]
         nearest = []
         if dense is not None:
-            nearest.append(qe.Query.Nearest([float(x) for x in dense], using=using))
+            nearest.append(qe.Query.Nearest(qc.query_vector(dense, using), using=using))
         if sparse is not None:
             sv = qe.SparseVector(list(sparse.indices), [float(x) for x in sparse.values])
             nearest.append(qe.Query.Nearest(sv, using=qc.SPARSE))
@@ -406,11 +405,11 @@ class QdrantEdgeVectorIndex:
 
     def query_batch(self, name: str, requests: Sequence[IndexQuery]) -> list[list[IndexHit]]:
         """Several queries planned as one Edge batch (one pass over the segments), results in order. A query of
-        the ``context`` vector in a collection without it (created before schema 2) finds nothing."""
+        a vector the collection lacks (``context`` before schema 2, ``mean`` before schema 3) finds nothing."""
         col = self._collection(name)
         translated: dict[int, qe.Filter] = {}
         plans = [self._plan(name, q, translated) for q in requests]  # validates every request first
-        live = [i for i, q in enumerate(requests) if col.schema.context or q.using != qc.CONTEXT or q.dense is None]
+        live = [i for i, q in enumerate(requests) if q.dense is None or qc.has_vector(col.schema, q.using)]
         plans = [plans[i] for i in live]
         out: list[list[IndexHit]] = [[] for _ in requests]
         if plans:
@@ -443,7 +442,7 @@ class QdrantEdgeVectorIndex:
     def _vector_names(col: _Collection) -> list[str] | bool:
         if col.schema.dense_dim is None:
             return False
-        return list(qc.DENSE_VECTORS) if col.schema.context else [qc.DENSE]
+        return list(qc.STORED_VECTORS) if col.schema.context else [qc.DENSE]
 
     def retrieve(self, name: str, ids: Sequence[str], *, with_vectors: bool = False) -> list[IndexHit]:
         col = self._collection(name)

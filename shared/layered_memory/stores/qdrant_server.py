@@ -13,6 +13,7 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import logging
 import threading
@@ -121,18 +122,19 @@ class QdrantVectorIndex:
             stored = self._read_schema(name)
             qc.check_schema(name, stored, dense_dim=dense_dim, embedder=embedder, backend=BACKEND)
             if embedder is not None and stored.embedder is None:
-                stored = qc.CollectionSchema(stored.dense_dim, embedder, stored.version, stored.context)
+                stored = dataclasses.replace(stored, embedder=embedder)
                 with self._errors("ensure_collection", name):
                     self.client.update_collection(name, metadata={qc.MARKER_KEY: stored.to_json()})
             self._ensure_indexes(name)
             self._schemas[name] = stored
             return
         vectors = (
-            {v: models.VectorParams(size=dense_dim, distance=models.Distance.COSINE) for v in qc.DENSE_VECTORS}
+            {v: models.VectorParams(size=dense_dim, distance=models.Distance.DOT if v == qc.MEAN else models.Distance.COSINE)
+             for v in qc.DENSE_VECTORS}
             if dense_dim is not None
             else {}
         )
-        wanted = qc.CollectionSchema(dense_dim=dense_dim, embedder=embedder, context=dense_dim is not None)
+        wanted = qc.CollectionSchema(dense_dim=dense_dim, embedder=embedder, context=dense_dim is not None, mean=dense_dim is not None)
         with self._errors("ensure_collection", name):
             self.client.create_collection(
                 name,
@@ -152,11 +154,12 @@ class QdrantVectorIndex:
         dense = vectors.get(qc.DENSE) if isinstance(vectors, Mapping) else None
         actual_dim = int(dense.size) if dense is not None else None
         context = isinstance(vectors, Mapping) and qc.CONTEXT in vectors
+        mean = isinstance(vectors, Mapping) and qc.MEAN in vectors
         if meta is not None:
             schema = qc.CollectionSchema.from_json(meta)
             # The collection's own config is the truth for the vectors; the marker adds the embedder.
-            return qc.CollectionSchema(dense_dim=actual_dim, embedder=schema.embedder, version=schema.version, context=context)
-        return qc.CollectionSchema(dense_dim=actual_dim, version=1, context=context)
+            return qc.CollectionSchema(dense_dim=actual_dim, embedder=schema.embedder, version=schema.version, context=context, mean=mean)
+        return qc.CollectionSchema(dense_dim=actual_dim, version=1, context=context, mean=mean)
 
     def _schema(self, name: str) -> qc.CollectionSchema:
         schema = self._schemas.get(name)
@@ -210,7 +213,7 @@ class QdrantVectorIndex:
         schema = self._schema(name)
         ids = qc.check_points(points, schema.dense_dim, name=name)
         qc.dropped_context(points, schema, name, self._warned)
-        structs = [models.PointStruct(id=pid, vector=_vector(p, schema.context), payload=dict(p.payload)) for pid, p in zip(ids, points)]
+        structs = [models.PointStruct(id=pid, vector=_vector(p, schema), payload=dict(p.payload)) for pid, p in zip(ids, points)]
         with self._errors("upsert", name):
             for start in range(0, len(structs), UPSERT_BATCH):
                 self.client.upsert(name, points=structs[start : start + UPSERT_BATCH], wait=True)
@@ -274,7 +277,7 @@ class QdrantVectorIndex:
         f = qc.as_filter(filter)
         legs: list[tuple[Any, str]] = []
         if dense is not None:
-            legs.append(([float(x) for x in dense], using))
+            legs.append((qc.query_vector(dense, using), using))
         if sparse is not None:
             sv = models.SparseVector(indices=list(sparse.indices), values=[float(x) for x in sparse.values])
             legs.append((sv, qc.SPARSE))
@@ -292,8 +295,8 @@ class QdrantVectorIndex:
         return self.query_batch(name, [IndexQuery.of(request, keywords)])[0]
 
     def query_batch(self, name: str, requests: Sequence[IndexQuery]) -> list[list[IndexHit]]:
-        """The queries, one ``query_points`` each, results in order. A query of the ``context`` vector in a
-        collection without it (created before schema 2) finds nothing."""
+        """The queries, one ``query_points`` each, results in order. A query of a vector the collection lacks
+        (``context`` before schema 2, ``mean`` before schema 3) finds nothing."""
         plans = [
             self.plan_query(
                 name, dense=q.dense, sparse=q.sparse, filter=q.filter, limit=q.limit, prefetch_limit=q.prefetch_limit,
@@ -301,10 +304,10 @@ class QdrantVectorIndex:
             )
             for q in requests
         ]
-        context = self._schema(name).context
+        schema = self._schema(name)
         out: list[list[IndexHit]] = []
         for q, kwargs in zip(requests, plans):
-            if q.using == qc.CONTEXT and q.dense is not None and not context:
+            if q.dense is not None and not qc.has_vector(schema, q.using):
                 out.append([])
                 continue
             with self._errors("query", name):
@@ -342,7 +345,7 @@ class QdrantVectorIndex:
         schema = self._schema(name)
         if schema.dense_dim is None:
             return False
-        return list(qc.DENSE_VECTORS) if schema.context else [qc.DENSE]
+        return list(qc.STORED_VECTORS) if schema.context else [qc.DENSE]
 
     def retrieve(self, name: str, ids: Sequence[str], *, with_vectors: bool = False) -> list[IndexHit]:
         canon = [qc.check_point_id(i, "ids") for i in ids]
@@ -408,12 +411,8 @@ class QdrantVectorIndex:
             raise BackendUnavailable(f"{where}: {op} failed: {exc}", backend=BACKEND, op=op) from exc
 
 
-def _vector(p: VectorPoint, context: bool) -> dict[str, Any]:
-    vec: dict[str, Any] = {}
-    if p.dense is not None:
-        vec[qc.DENSE] = [float(x) for x in p.dense]
-    if p.context is not None and context:
-        vec[qc.CONTEXT] = [float(x) for x in p.context]
+def _vector(p: VectorPoint, schema: qc.CollectionSchema) -> dict[str, Any]:
+    vec: dict[str, Any] = qc.dense_vectors(p, schema)
     if p.sparse is not None:
         vec[qc.SPARSE] = models.SparseVector(indices=list(p.sparse.indices), values=[float(x) for x in p.sparse.values])
     return vec

@@ -44,3 +44,39 @@ def test_an_old_collection_serves_without_the_context_vector_until_recreated(tmp
         assert mem.index.info("lm_messages")["schema"]["context"] is True
         got = mem.index.query_batch("lm_messages", [IndexQuery(dense=emb.embed_query("key"), limit=3, using="context")])[0]
         assert [h.payload["message_id"] for h in got] == ["m1"]  # only the reply has a turn before it
+
+
+def _schema2_collection(path, dim: int) -> None:
+    """What a release of schema 2 created on disk: ``dense`` and ``context`` (cosine), no ``mean``."""
+    path.mkdir(parents=True)
+    config = qe.EdgeConfig(vectors={v: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine) for v in (qc.DENSE, qc.CONTEXT)},
+                           sparse_vectors={qc.SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)})
+    qe.EdgeShard.create(str(path), config).close()
+    (path / "layered_memory.json").write_text(json.dumps({"dense_dim": dim, "embedder": HashEmbedder().name, "version": 2, "context": True}))
+
+
+def test_a_schema2_collection_ranks_as_the_mean_vector_does_until_recreated(tmp_path):
+    """Without the ``mean`` vector a message search merges both vectors' lists (``dense_of``); with it one list
+    scores the same means, so both rank a small chat alike (every point in both lists: the merge is exact)."""
+    emb = HashEmbedder()
+    _schema2_collection(tmp_path / "old" / "vectors" / "lm_messages", emb.dim)
+    texts = ["Where is the key?", "Under the blue flowerpot by the door.", "Thanks! And the wifi password?",
+             "It is on the fridge, written on a yellow note.", "Did you feed the cat?", "Yes, twice, she was hungry."]
+    msgs = [{"message_id": f"m{i}", "chat_id": "c", "user_id": "u", "role": "user" if i % 2 == 0 else "assistant", "content": t}
+            for i, t in enumerate(texts)]
+    queries = ["key under the flowerpot", "wifi password note", "cat food", "yellow fridge"]
+
+    def ranked(mem) -> list[list[tuple[str, float]]]:
+        return [[(h.id, round(h.score, 4)) for h in mem.search(q, route=route, k=6).hits] for q in queries for route in ("hybrid", "dense")]
+
+    with LayeredMemory.embedded(tmp_path / "old", embedder=emb) as old, LayeredMemory.embedded(tmp_path / "new", embedder=emb) as new:
+        for mem in (old, new):
+            mem.add_messages(msgs)
+            assert mem.flush(60)
+        assert old.index.info("lm_messages")["schema"]["mean"] is False and new.index.info("lm_messages")["schema"]["mean"] is True
+        assert old.index.query_batch("lm_messages", [IndexQuery(dense=emb.embed_query("key"), limit=3, using="mean")]) == [[]]
+        assert ranked(old) == ranked(new)
+    with LayeredMemory.embedded(tmp_path / "old", embedder=emb, recreate_index=True) as mem:
+        assert mem.flush(60)
+        assert mem.index.info("lm_messages")["schema"]["mean"] is True
+        assert len(mem.index.query_batch("lm_messages", [IndexQuery(dense=emb.embed_query("key"), limit=10, using="mean")])[0]) == len(texts)
