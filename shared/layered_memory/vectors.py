@@ -19,13 +19,16 @@ class SparseVector:
 @dataclass(slots=True)
 class VectorPoint:
     """A point to write. ``context``: a second dense vector (the message embedded with the turn before it),
-    kept in the named vector ``context`` where the collection has one (schema 2) and dropped otherwise."""
+    kept in the named vector ``context`` where the collection has one (schema 2) and dropped otherwise.
+    ``mean``: also index the mean of the unit ``dense`` and ``context`` vectors (``dense`` alone without a
+    context) where the collection has that vector (schema 3): set for messages, whose search queries it."""
 
     id: str  # a UUID string
     payload: dict[str, Any]
     dense: list[float] | None = None
     sparse: SparseVector | None = None
     context: list[float] | None = None
+    mean: bool = False
 
 
 @dataclass(slots=True)

@@ -135,7 +135,7 @@ class Indexer:
             out.append(
                 VectorPoint(
                     id=message_point_id(msg.tenant, msg.ref), payload=payload,
-                    dense=pair[0] if pair is not None else None, context=pair[1] if pair is not None else None,
+                    dense=pair[0] if pair is not None else None, context=pair[1] if pair is not None else None, mean=True,
                     sparse=self.encoder.document(self.sparse_terms(msg, ctx or own)),
                 )
             )

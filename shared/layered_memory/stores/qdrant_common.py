@@ -228,16 +228,16 @@ def has_vector(schema: CollectionSchema, using: str) -> bool:
 
 def dense_vectors(p: VectorPoint, schema: CollectionSchema) -> dict[str, list[float]]:
     """The named dense vectors one point is written with in a collection of ``schema``: ``dense``, ``context``
-    when the collection has it, and ``mean`` when it has that: the mean of the unit ``dense`` and ``context``
-    vectors (the unit ``dense`` alone for a point without a context), so its dot product with a unit query is
-    the mean of the two cosines."""
+    when the collection has it, and ``mean`` when it has that and the point asks for it (``VectorPoint.mean``,
+    messages): the mean of the unit ``dense`` and ``context`` vectors (the unit ``dense`` alone for a point
+    without a context), so its dot product with a unit query is the mean of the two cosines."""
     if p.dense is None:
         return {}
     vec = {DENSE: [float(x) for x in p.dense]}
     context = p.context if schema.context else None
     if context is not None:
         vec[CONTEXT] = [float(x) for x in context]
-    if schema.mean:
+    if schema.mean and p.mean:
         own = _unit(vec[DENSE])
         vec[MEAN] = ((own + _unit(vec[CONTEXT])) / 2 if context is not None else own).tolist()
     return vec

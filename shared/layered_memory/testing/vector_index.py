@@ -483,36 +483,32 @@ class VectorIndexConformance:
 
 
     def test_mean_vector_scores_the_mean_of_both_cosines(self, new_index):
-        """``mean``: derived by the index from ``dense`` and ``context`` (never given by a writer), queried with
-        ``using="mean"``, it scores each point by the mean of its two cosines exactly, its text's cosine alone
-        without a context, so one list ranks what ``dense_of`` merged from two. Not read back as a vector."""
+        """``mean``: derived by the index from ``dense`` and ``context`` for a point that asks for it
+        (``VectorPoint.mean``, messages), queried with ``using="mean"``, it scores each point by the mean of its
+        two cosines exactly (its text's alone without a context): one list ranks what ``dense_of`` merged
+        from two. A point without ``mean`` (any other kind) is not in that list; no vector is read back."""
         index = new_index()
         index.ensure_collection("mean", dense_dim=DIM)
         rng = np.random.default_rng(5)
-        pts = DATA.points[:80]
-        ctx = rng.normal(size=(80, DIM)) * 3.0  # not unit length: the index normalizes
-        with_ctx = [VectorPoint(id=p.id, payload=p.payload, dense=p.dense, sparse=p.sparse, context=ctx[i].tolist() if i % 3 else None)
-                    for i, p in enumerate(pts)]
-        index.upsert("mean", with_ctx)
+        pts, ctx = DATA.points[:80], rng.normal(size=(80, DIM)) * 3.0  # not unit length: the index normalizes
+        index.upsert("mean", [VectorPoint(id=p.id, payload=p.payload, dense=p.dense, sparse=p.sparse, mean=i % 5 != 0,
+                                          context=ctx[i].tolist() if i % 3 else None) for i, p in enumerate(pts)])
 
         def cos(a, b) -> float:
-            a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-            return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
-
-        def truth_all(q) -> list[tuple[float, str]]:
-            return sorted((((cos(pts[i].dense, q) + cos(ctx[i], q)) / 2 if i % 3 else cos(pts[i].dense, q), pts[i].id)
-                           for i in range(80)), reverse=True)
+            return float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))
+        def truth(q, tenant=None) -> list[str]:
+            scored = (((cos(pts[i].dense, q) + cos(ctx[i], q)) / 2 if i % 3 else cos(pts[i].dense, q), pts[i].id) for i in range(80)
+                      if i % 5 != 0 and tenant in (None, pts[i].payload["tenant"]))
+            return sorted(scored, reverse=True)
 
         for q in (ctx[4] * 0.5, np.asarray(pts[9].dense) * 7.0, rng.normal(size=DIM)):
-            truth = truth_all(q)[:10]
             got = index.query("mean", IndexQuery(dense=q.tolist(), limit=10, using="mean"))
-            assert [h.id for h in got] == [pid for _, pid in truth]
-            assert [h.score for h in got] == pytest.approx([sc for sc, _ in truth], abs=1e-4)
-            flt = models.Filter(must=[fc("tenant", match=models.MatchValue(value=TENANTS[0]))])
+            assert [(h.id, h.score) for h in got] == [(pid, pytest.approx(sc, abs=1e-4)) for sc, pid in truth(q)[:10]]
+            flt = {"must": [{"key": "tenant", "match": {"value": TENANTS[0]}}]}
             filtered = index.query("mean", IndexQuery(dense=q.tolist(), limit=5, using="mean", filter=flt))
-            assert [h.id for h in filtered] == [pid for _, pid in truth_all(q) if DATA.payloads[DATA.ids.index(pid)]["tenant"] == TENANTS[0]][:5]
-        got = {h.id: h for h in index.retrieve("mean", [pts[1].id], with_vectors=True)}
-        assert got[pts[1].id].dense == pytest.approx(pts[1].dense, abs=1e-5)
+            assert [h.id for h in filtered] == [pid for _, pid in truth(q, TENANTS[0])[:5]]
+        assert len(index.query("mean", IndexQuery(dense=ctx[0].tolist(), limit=80, using="mean"))) == 64
+        assert index.retrieve("mean", [pts[1].id], with_vectors=True)[0].dense == pytest.approx(pts[1].dense, abs=1e-5)
         assert index.info("mean")["schema"]["mean"] is True and index.info("mean")["schema"]["version"] >= 3
         index.close()
 
