@@ -65,7 +65,8 @@ def _dense(core: Kernel, ids: list[str], query_vectors: list[Any], known: dict[s
     """Calibrated cosines of the recalled points and the closest query: per query vector, the mean of the
     cosines of a point's two vectors (its own text, its context; the search's dense side). ``known``: the
     raw scores the message search already read exactly (``SearchService.execute(cosines=...)``); the
-    index is asked for the others only (one batch over those points; no vector leaves it)."""
+    index is asked for the others only (one batch over those points, one query per query vector of the
+    ``mean`` vector, or of both vectors in a collection created before it; no vector leaves it)."""
     if not ids or core.index is None or core.embedder is None:
         return {}
     from .._lazy import qdrant_models as models
@@ -83,6 +84,12 @@ def _dense(core: Kernel, ids: list[str], query_vectors: list[Any], known: dict[s
     if missing:
         only = models.Filter(must=[models.HasIdCondition(has_id=missing)])
         n = len(missing)
+        if core.searcher.coll.has_mean():  # one list: the mean vector scores the mean of both cosines
+            requests = [IndexQuery(dense=v, filter=only, limit=n, prefetch_limit=n, payload=False, using="mean") for v in query_vectors]
+            for hits in core.index.query_batch(core.indexer.collection, requests):
+                for h in hits:
+                    cos[h.id] = max(cos.get(h.id, -1.0), h.score)
+            return rescaled(cos, floor, topical, TOPICAL_LEVEL)
         requests = [IndexQuery(dense=v, filter=only, limit=n, prefetch_limit=n, payload=False, using=using)
                     for v in query_vectors for using in ("dense", "context")]
         got = core.index.query_batch(core.indexer.collection, requests)
