@@ -5,6 +5,7 @@
     python benchmarks/context.py --locomo PATH --synth 0 --floor-study        # the relevance floor: evidence kept vs noise shown
     python benchmarks/context.py --calibrate --synth 1                        # value of a hit / neighbour by rank (dev set)
     python benchmarks/context.py --latency --baseline-ref main --depths 0 40  # P95 at 100k messages, this code (per search_depth) and the ref's
+    python benchmarks/context.py --latency --store /tmp/lm_latency_store      # the same on one optimized store, reopened by each code
     python benchmarks/context.py --read-your-writes --baseline-ref main       # a context right after 20 writes == after flush()
 
 Quality (see ``_context_sets``): every conversation ingested in two framings (``private``: one user_id;
@@ -303,7 +304,7 @@ def code_at(ref: str, where: str) -> str:
 def in_code(path: str, mode: str, args) -> dict:
     env = {**os.environ, "PYTHONPATH": f"{path}:{ROOT}"}
     cmd = [sys.executable, __file__, "--child", mode, "--sizes", *map(str, args.sizes), "--samples", str(args.samples), "--runs", str(args.runs),
-           "--depths", *map(str, args.depths)]
+           "--depths", *map(str, args.depths)] + (["--store", args.store] if args.store else [])
     if mode == "quality":
         cmd += ["--budgets", *map(str, args.budgets), "--embedder", args.embedder, "--cache", args.cache, "--also-cache", *args.also_cache]
         cmd += ["--locomo", args.locomo] if args.locomo else []
@@ -313,7 +314,12 @@ def in_code(path: str, mode: str, args) -> dict:
 
 
 def child_latency(args) -> dict:
+    """P50/P95 per state and depth. Without ``--store``: a store of ``--sizes`` messages built here, measured
+    right after ``flush()`` ("fresh") and after ``optimize()`` ("optimized"). With ``--store``: a copy of that
+    optimized store ("reopened"; ``--child store`` builds it once, by this code), so every code measured
+    reads the same index, opened from disk as a restarted bot would."""
     import random
+    import shutil
 
     from engine import PoolEmbedder, message, sentence
     from layered_memory.providers.local import default_embedder
@@ -324,32 +330,66 @@ def child_latency(args) -> dict:
     out = {}
     for n in args.sizes:
         with tempfile.TemporaryDirectory() as tmp:
-            mem = LayeredMemory.embedded(tmp, embedder=emb)
+            if args.store:
+                shutil.copytree(Path(args.store) / str(n), Path(tmp) / "store")
+                mem = LayeredMemory.embedded(Path(tmp) / "store", embedder=emb)
+                states = ("reopened",)
+            else:
+                mem = LayeredMemory.embedded(tmp, embedder=emb)
+                for start in range(0, n, 1000):
+                    mem.add_messages([message(i, rng) for i in range(start, min(n, start + 1000))])
+                mem.flush()
+                states = ("fresh", "optimized")
+            for state in states:
+                if state == "optimized":  # the steady state: the writer builds HNSW once 20,000 points are outside it
+                    mem.optimize()
+                out.update(measure_latency(mem, args, n, state, rng, sentence))
+            mem.close()
+    return out
+
+
+def measure_latency(mem, args, n: int, state: str, rng, sentence) -> dict:
+    out = {}
+    cfg = getattr(mem.settings, "context", None)
+    settable = cfg is not None and "search_depth" in type(cfg).model_fields
+    for depth in args.depths:  # context.search_depth (0: the default); a code without the setting runs 0 only
+        if depth and not settable:
+            continue
+        if settable:
+            cfg.search_depth = depth or None
+        for _ in range(20):  # warm: the tokenizer, the embedder's calibration
+            mem.get_context_for_user("u1", "bench", query=sentence(rng))
+        ms, cpu = [], []
+        for _ in range(args.samples):
+            q = sentence(rng)
+            t0, c0 = time.perf_counter(), time.thread_time()
+            mem.get_context_for_user("u1", "bench", query=q)
+            ms.append((time.perf_counter() - t0) * 1000)
+            cpu.append((time.thread_time() - c0) * 1000)
+        out[f"{n} {state} {depth}"] = {"p50": pct(ms, 50), "p95": pct(ms, 95), "cpu50": pct(cpu, 50), "cpu95": pct(cpu, 95)}
+    return out
+
+
+def child_store(args) -> dict:
+    """Build the ``--store`` of each of ``--sizes`` (this code, optimized) where it is missing."""
+    import random
+
+    from engine import PoolEmbedder, message, sentence
+    from layered_memory.providers.local import default_embedder
+
+    LayeredMemory, _ = _engine()
+    for n in args.sizes:
+        path = Path(args.store) / str(n)
+        if path.exists():
+            continue
+        rng = random.Random(0)
+        emb = PoolEmbedder(default_embedder(), [sentence(rng) for _ in range(256)])
+        with LayeredMemory.embedded(path, embedder=emb) as mem:
             for start in range(0, n, 1000):
                 mem.add_messages([message(i, rng) for i in range(start, min(n, start + 1000))])
             mem.flush()
-            for state in ("fresh", "optimized"):
-                if state == "optimized":  # the steady state: the writer builds HNSW once 20,000 points are outside it
-                    mem.optimize()
-                cfg = getattr(mem.settings, "context", None)
-                settable = cfg is not None and "search_depth" in type(cfg).model_fields
-                for depth in args.depths:  # context.search_depth (0: the default); a code without the setting runs 0 only
-                    if depth and not settable:
-                        continue
-                    if settable:
-                        cfg.search_depth = depth or None
-                    for _ in range(20):  # warm: the tokenizer, the embedder's calibration
-                        mem.get_context_for_user("u1", "bench", query=sentence(rng))
-                    ms, cpu = [], []
-                    for _ in range(args.samples):
-                        q = sentence(rng)
-                        t0, c0 = time.perf_counter(), time.thread_time()
-                        mem.get_context_for_user("u1", "bench", query=q)
-                        ms.append((time.perf_counter() - t0) * 1000)
-                        cpu.append((time.thread_time() - c0) * 1000)
-                    out[f"{n} {state} {depth}"] = {"p50": pct(ms, 50), "p95": pct(ms, 95), "cpu50": pct(cpu, 50), "cpu95": pct(cpu, 95)}
-            mem.close()
-    return out
+            mem.optimize()
+    return {}
 
 
 def child_quality(args) -> dict:
@@ -408,6 +448,8 @@ def child_read_your_writes(args) -> dict:
 def compare(args, mode: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         base_code = code_at(args.baseline_ref, tmp)
+        if mode == "latency" and args.store:  # one index for every code: built by this one
+            in_code(str(ROOT / "shared"), "store", args)
         runs = []
         for _ in range(args.repeat if mode == "latency" else 1):  # alternated: the machine's load moves
             runs.append((in_code(base_code, mode, args), in_code(str(ROOT / "shared"), mode, args), os.getloadavg()[0]))
@@ -424,7 +466,8 @@ def compare(args, mode: str) -> None:
                      f"{args.baseline_ref}: CPU P50 / P95 ms", "this branch: CPU P50 / P95 ms", "CPU P95 delta"], rows))
         print("\nget_context_for_user(query=...) at the default budget on the embedded default (one scope), query embedding "
               "excluded (pool vectors); CPU: the calling thread's. 'fresh': right after flush(), no HNSW yet (exact search); 'optimized': "
-              "after optimize(), the steady state the writer reaches by itself (it builds HNSW once 20,000 points are outside it). "
+              "after optimize(), the steady state the writer reaches by itself (it builds HNSW once 20,000 points are outside it); "
+              "'reopened' (--store): a copy of one optimized store built by this code, opened from disk by each code. "
               "Bar: P95 within +10 ms of the baseline")
         return
     base, ours, load = runs[0]
@@ -456,10 +499,12 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--repeat", type=int, default=2, help="latency: baseline and this code alternated this many times")
     ap.add_argument("--before", action="store_true", help="quality: also the context of --baseline-ref (private framing)")
-    ap.add_argument("--child", choices=["latency", "read-your-writes", "quality"], help=argparse.SUPPRESS)
+    ap.add_argument("--store", help="latency: measure every code on a copy of one optimized store kept in this directory "
+                    "(built by this code when missing; outside the repo), reopened from disk")
+    ap.add_argument("--child", choices=["latency", "read-your-writes", "quality", "store"], help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        run = {"latency": child_latency, "read-your-writes": child_read_your_writes, "quality": child_quality}[args.child]
+        run = {"latency": child_latency, "read-your-writes": child_read_your_writes, "quality": child_quality, "store": child_store}[args.child]
         print(json.dumps(run(args)))
         return
     if args.latency:
