@@ -76,7 +76,11 @@ def test_a_schema2_collection_ranks_as_the_mean_vector_does_until_recreated(tmp_
         assert old.index.info("lm_messages")["schema"]["mean"] is False and new.index.info("lm_messages")["schema"]["mean"] is True
         assert old.index.query_batch("lm_messages", [IndexQuery(dense=emb.embed_query("key"), limit=3, using="mean")]) == [[]]
         assert ranked(old) == ranked(new)
+        for q in queries:  # the context too: its search reads the mean list or both lists
+            texts_of = [m.get_context_for_user("u", "elsewhere", query=q, max_tokens=400).text for m in (old, new)]
+            assert texts_of[0] == texts_of[1] and "Relevant" in texts_of[1]
     with LayeredMemory.embedded(tmp_path / "old", embedder=emb, recreate_index=True) as mem:
         assert mem.flush(60)
         assert mem.index.info("lm_messages")["schema"]["mean"] is True
         assert len(mem.index.query_batch("lm_messages", [IndexQuery(dense=emb.embed_query("key"), limit=10, using="mean")])[0]) == len(texts)
+
