@@ -94,6 +94,13 @@ class IndexedCollection:
             self.ensure()
             schema = self.index.info(self.name).get("schema") or {} if self.index is not None else {}
             self._has_mean = bool(schema.get("mean"))
+            if not self._has_mean and schema.get("context"):
+                logger.warning(
+                    "collection %r was created before the mean vector (schema 3): a message search reads both dense vectors' "
+                    "lists and merges them, slower and with approximate scores below each list's cut. Re-create it from the "
+                    "record store to add it: LayeredMemory.embedded(..., recreate_index=True) or `layered-memory reindex "
+                    "--recreate`", self.name,
+                )
         return self._has_mean
 
     # -- writes -----------------------------------------------------------------------------------

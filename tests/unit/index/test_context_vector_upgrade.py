@@ -55,7 +55,7 @@ def _schema2_collection(path, dim: int) -> None:
     (path / "layered_memory.json").write_text(json.dumps({"dense_dim": dim, "embedder": HashEmbedder().name, "version": 2, "context": True}))
 
 
-def test_a_schema2_collection_ranks_as_the_mean_vector_does_until_recreated(tmp_path):
+def test_a_schema2_collection_ranks_as_the_mean_vector_does_until_recreated(tmp_path, caplog):
     """Without the ``mean`` vector a message search merges both vectors' lists (``dense_of``); with it one list
     scores the same means, so both rank a small chat alike (every point in both lists: the merge is exact)."""
     emb = HashEmbedder()
@@ -69,13 +69,16 @@ def test_a_schema2_collection_ranks_as_the_mean_vector_does_until_recreated(tmp_
     def ranked(mem) -> list[list[tuple[str, float]]]:
         return [[(h.id, round(h.score, 4)) for h in mem.search(q, route=route, k=6).hits] for q in queries for route in ("hybrid", "dense")]
 
-    with LayeredMemory.embedded(tmp_path / "old", embedder=emb) as old, LayeredMemory.embedded(tmp_path / "new", embedder=emb) as new:
+    with caplog.at_level(logging.WARNING), LayeredMemory.embedded(tmp_path / "old", embedder=emb) as old, \
+            LayeredMemory.embedded(tmp_path / "new", embedder=emb) as new:
         for mem in (old, new):
             mem.add_messages(msgs)
             assert mem.flush(60)
         assert old.index.info("lm_messages")["schema"]["mean"] is False and new.index.info("lm_messages")["schema"]["mean"] is True
         assert old.index.query_batch("lm_messages", [IndexQuery(dense=emb.embed_query("key"), limit=3, using="mean")]) == [[]]
         assert ranked(old) == ranked(new)
+        warned = [r.getMessage() for r in caplog.records if "before the mean vector" in r.getMessage()]
+        assert len(warned) == 1 and "'lm_messages'" in warned[0] and "recreate_index=True" in warned[0]  # once, the old one only
         for q in queries:  # the context too: its search reads the mean list or both lists
             texts_of = [m.get_context_for_user("u", "elsewhere", query=q, max_tokens=400).text for m in (old, new)]
             assert texts_of[0] == texts_of[1] and "Relevant" in texts_of[1]
