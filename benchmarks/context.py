@@ -318,15 +318,11 @@ def child_latency(args) -> dict:
     right after ``flush()`` ("fresh") and after ``optimize()`` ("optimized"). With ``--store``: a copy of that
     optimized store ("reopened"; ``--child store`` builds it once, by this code), so every code measured
     reads the same index, opened from disk as a restarted bot would."""
-    import random
     import shutil
 
-    from engine import PoolEmbedder, message, sentence
-    from layered_memory.providers.local import default_embedder
+    from engine import sentence
 
-    LayeredMemory, _ = _engine()
-    rng = random.Random(0)
-    emb = PoolEmbedder(default_embedder(), [sentence(rng) for _ in range(256)])
+    LayeredMemory, emb, rng = _latency_engine()
     out = {}
     for n in args.sizes:
         with tempfile.TemporaryDirectory() as tmp:
@@ -335,10 +331,7 @@ def child_latency(args) -> dict:
                 mem = LayeredMemory.embedded(Path(tmp) / "store", embedder=emb)
                 states = ("reopened",)
             else:
-                mem = LayeredMemory.embedded(tmp, embedder=emb)
-                for start in range(0, n, 1000):
-                    mem.add_messages([message(i, rng) for i in range(start, min(n, start + 1000))])
-                mem.flush()
+                mem = _filled(LayeredMemory.embedded(tmp, embedder=emb), n, rng)
                 states = ("fresh", "optimized")
             for state in states:
                 if state == "optimized":  # the steady state: the writer builds HNSW once 20,000 points are outside it
@@ -346,6 +339,28 @@ def child_latency(args) -> dict:
                 out.update(measure_latency(mem, args, n, state, rng, sentence))
             mem.close()
     return out
+
+
+def _latency_engine():
+    """``LayeredMemory``, the pool embedder and the random source every latency child starts from (seed 0)."""
+    import random
+
+    from engine import PoolEmbedder, sentence
+    from layered_memory.providers.local import default_embedder
+
+    LayeredMemory, _ = _engine()
+    rng = random.Random(0)
+    return LayeredMemory, PoolEmbedder(default_embedder(), [sentence(rng) for _ in range(256)]), rng
+
+
+def _filled(mem, n: int, rng):
+    """``mem`` with ``n`` benchmark messages in one scope, flushed to the index."""
+    from engine import message
+
+    for start in range(0, n, 1000):
+        mem.add_messages([message(i, rng) for i in range(start, min(n, start + 1000))])
+    mem.flush()
+    return mem
 
 
 def measure_latency(mem, args, n: int, state: str, rng, sentence) -> dict:
@@ -372,23 +387,12 @@ def measure_latency(mem, args, n: int, state: str, rng, sentence) -> dict:
 
 def child_store(args) -> dict:
     """Build the ``--store`` of each of ``--sizes`` (this code, optimized) where it is missing."""
-    import random
-
-    from engine import PoolEmbedder, message, sentence
-    from layered_memory.providers.local import default_embedder
-
-    LayeredMemory, _ = _engine()
     for n in args.sizes:
         path = Path(args.store) / str(n)
-        if path.exists():
-            continue
-        rng = random.Random(0)
-        emb = PoolEmbedder(default_embedder(), [sentence(rng) for _ in range(256)])
-        with LayeredMemory.embedded(path, embedder=emb) as mem:
-            for start in range(0, n, 1000):
-                mem.add_messages([message(i, rng) for i in range(start, min(n, start + 1000))])
-            mem.flush()
-            mem.optimize()
+        if not path.exists():
+            LayeredMemory, emb, rng = _latency_engine()  # per size: the messages of a fresh child_latency
+            with _filled(LayeredMemory.embedded(path, embedder=emb), n, rng) as mem:
+                mem.optimize()
     return {}
 
 

@@ -20,7 +20,6 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..index.collection import exact_cosines
 from ..session_summaries import SessionSummaries
 from .assemble import assemble
 from .candidates import document_candidates
@@ -66,11 +65,9 @@ def _dense(core: Kernel, ids: list[str], query_vectors: list[Any], known: dict[s
     cosines of a point's two vectors (its own text, its context; the search's dense side). ``known``: the
     raw scores the message search already read exactly (``SearchService.execute(cosines=...)``); the
     index is asked for the others only (one batch over those points, one query per query vector of the
-    ``mean`` vector, or of both vectors in a collection created before it; no vector leaves it)."""
+    ``mean`` vector, or of both vectors in a collection created before it: ``IndexedCollection.dense_scores``)."""
     if not ids or core.index is None or core.embedder is None:
         return {}
-    from .._lazy import qdrant_models as models
-    from ..stores.base import IndexQuery
     from ..topics.threader import TOPICAL_LEVEL, embedder_calibration
 
     t = core.settings.topics
@@ -80,22 +77,7 @@ def _dense(core: Kernel, ids: list[str], query_vectors: list[Any], known: dict[s
     known = known or {}
     ids = list(dict.fromkeys(ids))
     cos = {i: known[i] for i in ids if i in known}
-    missing = [i for i in ids if i not in known]
-    if missing:
-        only = models.Filter(must=[models.HasIdCondition(has_id=missing)])
-        n = len(missing)
-        if core.searcher.coll.has_mean():  # one list: the mean vector scores the mean of both cosines
-            requests = [IndexQuery(dense=v, filter=only, limit=n, prefetch_limit=n, payload=False, using="mean") for v in query_vectors]
-            for hits in core.index.query_batch(core.indexer.collection, requests):
-                for h in hits:
-                    cos[h.id] = max(cos.get(h.id, -1.0), h.score)
-            return rescaled(cos, floor, topical, TOPICAL_LEVEL)
-        requests = [IndexQuery(dense=v, filter=only, limit=n, prefetch_limit=n, payload=False, using=using)
-                    for v in query_vectors for using in ("dense", "context")]
-        got = core.index.query_batch(core.indexer.collection, requests)
-        for own, ctx in zip(got[0::2], got[1::2]):  # every point is in both lists (limit = the points asked)
-            for pid, c in exact_cosines(own, ctx, "both", own).items():
-                cos[pid] = max(cos.get(pid, -1.0), c)
+    cos.update(core.searcher.coll.dense_scores([i for i in ids if i not in known], query_vectors))
     return rescaled(cos, floor, topical, TOPICAL_LEVEL)
 
 

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._lazy import qdrant_models as models
 from ..config import RetrievalSettings
 from ..errors import CapabilityError
 from ..providers.base import Embedder
@@ -234,19 +235,18 @@ class IndexedCollection:
         read = max(deep_limit, depth) if deep else depth
         keys = [*SIGNAL_KEYS, "text"] if s.phrase_weight > 0 else list(SIGNAL_KEYS)
         requests: list[tuple[str, IndexQuery]] = []
-        if dense is not None and vectors == "both" and self.has_mean():
-            # one list of the mean vector scores each point by the mean of its two cosines exactly: it is "dense"
-            requests.append(("dense", IndexQuery(dense=dense, filter=flt, limit=read, prefetch_limit=read, payload=keys, using="mean")))
-            vectors = "text"
-        elif dense is not None:
-            requests.append(("dense", IndexQuery(dense=dense, filter=flt, limit=read, prefetch_limit=read, payload=keys)))
-            if vectors != "text":
+        # "both" with the mean vector: its one list is the dense side exactly, merged below as a single list
+        mean = dense is not None and vectors == "both" and self.has_mean()
+        merge = "text" if mean else vectors
+        if dense is not None:
+            requests.append(("dense", IndexQuery(dense=dense, filter=flt, limit=read, prefetch_limit=read, payload=keys, using="mean" if mean else "dense")))
+            if merge != "text":
                 requests.append(("context", IndexQuery(dense=dense, filter=flt, limit=read, prefetch_limit=read, payload=keys, using="context")))
         if sparse is not None:
             requests.append(("sparse", IndexQuery(sparse=sparse, filter=flt, limit=read, prefetch_limit=read, payload=keys)))
         got = dict(zip((name for name, _ in requests), self.index.query_batch(self.name, [q for _, q in requests])))  # type: ignore[union-attr]
-        dense_side = dense_of(got.get("dense"), got.get("context"), vectors, read)
-        cosines = exact_cosines(got.get("dense"), got.get("context"), vectors, dense_side) if dense_side is not None else {}
+        dense_side = dense_of(got.get("dense"), got.get("context"), merge, read)
+        cosines = exact_cosines(got.get("dense"), got.get("context"), merge, dense_side) if dense_side is not None else {}
         if dense is None or sparse is None:  # one route: its own ranking, a verbatim match first
             side = list(dense_side if sparse is None else got.get("sparse", [])) or []
             ranked = [(h.id, h.score) for h in side]
@@ -256,12 +256,30 @@ class IndexedCollection:
                 ranked = sorted(((key, top if ex else sc) for (key, sc), ex in zip(ranked, first)), key=lambda r: -r[1])
             ranked = ranked[:limit]
         else:
-            ranked = fuse_sides(SecondStage(s, self.analyzer), text, got, vectors, read, limit=limit, dense_side=dense_side, now=now,
+            ranked = fuse_sides(SecondStage(s, self.analyzer), text, got, merge, read, limit=limit, dense_side=dense_side, now=now,
                                 head=s.deep_from if deep else 0, head_depth=s.prefetch_limit)
         if not ranked:
             return [], cosines
         full = {h.id: h.payload for h in self.index.retrieve(self.name, [str(key) for key, _ in ranked])}  # type: ignore[union-attr]
         return [IndexHit(id=str(key), score=score, payload=full[str(key)]) for key, score in ranked if str(key) in full], cosines
+
+    def dense_scores(self, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> dict[str, float]:
+        """The dense side's score of each point of ``ids`` (messages: the mean of its two cosines, its text's
+        alone without a context), the best over the query ``vectors``, read for those points only (a has-id
+        filter; no vector leaves the index): one list of the ``mean`` vector per query vector, or both
+        vectors' lists in a collection created before it (every point is in both: the merge is exact)."""
+        if not ids or self.index is None or not vectors:
+            return {}
+        only, n = models.Filter(must=[models.HasIdCondition(has_id=list(ids))]), len(ids)
+        usings = ("mean",) if self.has_mean() else ("dense", "context")
+        got = self.index.query_batch(self.name, [IndexQuery(dense=v, filter=only, limit=n, prefetch_limit=n, payload=False, using=u)
+                                                 for v in vectors for u in usings])
+        out: dict[str, float] = {}
+        for lists in zip(*[iter(got)] * len(usings)):  # one query vector's lists
+            scores = {h.id: h.score for h in lists[0]} if len(lists) == 1 else exact_cosines(lists[0], lists[1], "both", lists[0])
+            for pid, c in scores.items():
+                out[pid] = max(out.get(pid, -1.0), c)
+        return out
 
     def query_records(
         self, text: str, spec: FilterSpec, records: Iterable[tuple[str, dict[str, Any], str]], *, k: int = 10
