@@ -5,7 +5,7 @@
     python benchmarks/context.py --locomo PATH --synth 0 --floor-study        # the relevance floor: evidence kept vs noise shown
     python benchmarks/context.py --calibrate --synth 1                        # value of a hit / neighbour by rank (dev set)
     python benchmarks/context.py --latency --baseline-ref main --depths 0 40  # P95 at 100k messages, this code (per search_depth) and the ref's
-    python benchmarks/context.py --latency --store /tmp/lm_latency_store      # the same on one optimized store, reopened by each code
+    python benchmarks/context.py --latency --store /tmp/lm_latency_store      # one optimized store, reopened by each code; the codes in lockstep
     python benchmarks/context.py --read-your-writes --baseline-ref main       # a context right after 20 writes == after flush()
 
 Quality (see ``_context_sets``): every conversation ingested in two framings (``private``: one user_id;
@@ -42,6 +42,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import pct, table  # noqa: E402
+from _lockstep import Peer, lockstep, serve  # noqa: E402
 from _context_sets import OFF_TOPIC, Conv, PromptText, asker, evidence_scores, load_locomo, load_synth, records  # noqa: E402
 
 BUDGETS = (500, 1000, 2000, 4000)
@@ -314,26 +315,16 @@ def in_code(path: str, mode: str, args) -> dict:
 
 
 def child_latency(args) -> dict:
-    """P50/P95 per state and depth. Without ``--store``: a store of ``--sizes`` messages built here, measured
-    right after ``flush()`` ("fresh") and after ``optimize()`` ("optimized"). With ``--store``: a copy of that
-    optimized store ("reopened"; ``--child store`` builds it once, by this code), so every code measured
-    reads the same index, opened from disk as a restarted bot would."""
-    import shutil
-
+    """P50/P95 per state and depth on a store of ``--sizes`` messages built here, measured right after
+    ``flush()`` ("fresh") and after ``optimize()`` ("optimized"). (``--store`` runs ``child_serve`` instead.)"""
     from engine import sentence
 
     LayeredMemory, emb, rng = _latency_engine()
     out = {}
     for n in args.sizes:
         with tempfile.TemporaryDirectory() as tmp:
-            if args.store:
-                shutil.copytree(Path(args.store) / str(n), Path(tmp) / "store")
-                mem = LayeredMemory.embedded(Path(tmp) / "store", embedder=emb)
-                states = ("reopened",)
-            else:
-                mem = _filled(LayeredMemory.embedded(tmp, embedder=emb), n, rng)
-                states = ("fresh", "optimized")
-            for state in states:
+            mem = _filled(LayeredMemory.embedded(tmp, embedder=emb), n, rng)
+            for state in ("fresh", "optimized"):
                 if state == "optimized":  # the steady state: the writer builds HNSW once 20,000 points are outside it
                     mem.optimize()
                 out.update(measure_latency(mem, args, n, state, rng, sentence))
@@ -383,6 +374,59 @@ def measure_latency(mem, args, n: int, state: str, rng, sentence) -> dict:
             cpu.append((time.thread_time() - c0) * 1000)
         out[f"{n} {state} {depth}"] = {"p50": pct(ms, 50), "p95": pct(ms, 95), "cpu50": pct(cpu, 50), "cpu95": pct(cpu, 95)}
     return out
+
+
+def child_serve(args) -> None:
+    """A copy of the ``--store`` opened by the code on PYTHONPATH, warmed like ``child_latency``, then answering
+    ``[query, search_depth]`` requests in lockstep with another code (``_lockstep``); a code without
+    ``context.search_depth`` runs its default."""
+    import shutil
+
+    from engine import sentence
+
+    LayeredMemory, emb, rng = _latency_engine()
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copytree(Path(args.store) / str(args.sizes[0]), Path(tmp) / "store")
+        mem = LayeredMemory.embedded(Path(tmp) / "store", embedder=emb)
+        for _ in range(20):
+            mem.get_context_for_user("u1", "bench", query=sentence(rng))
+        cfg = getattr(mem.settings, "context", None)
+        settable = cfg is not None and "search_depth" in type(cfg).model_fields
+
+        def call(request: list) -> None:
+            if settable:
+                cfg.search_depth = request[1] or None
+            mem.get_context_for_user("u1", "bench", query=request[0])
+
+        serve(call)
+        mem.close()
+
+
+def latency_lockstep(args, base_code: str) -> list[list[object]]:
+    """The baseline's and this code's reopened stores asked the same queries in turn (``_lockstep``): rows per
+    ``--depths`` value, ``--samples`` x ``--repeat`` queries each."""
+    import random
+
+    from engine import sentence
+
+    def peer(path: str) -> Peer:
+        cmd = [sys.executable, __file__, "--child", "serve", "--sizes", str(args.sizes[0]), "--store", args.store]
+        return Peer(cmd, {**os.environ, "PYTHONPATH": f"{path}:{ROOT}"})
+
+    peers = {"base": peer(base_code), "ours": peer(str(ROOT / "shared"))}
+    rng = random.Random(1)
+    requests = [[sentence(rng), d] for _ in range(args.samples * args.repeat) for d in args.depths]
+    got = lockstep(peers, requests)
+    for p in peers.values():
+        p.close()
+    rows = []
+    for j, depth in enumerate(args.depths):
+        b, o = ({k: v[j :: len(args.depths)] for k, v in got[name].items()} for name in ("base", "ours"))
+        rows.append([f"{args.sizes[0]}, reopened, lockstep", depth or "default", f"{os.getloadavg()[0]:.1f}",
+                     f"{pct(b['ms'], 50):.1f} / {pct(b['ms'], 95):.1f}", f"{pct(o['ms'], 50):.1f} / {pct(o['ms'], 95):.1f}",
+                     f"{pct(o['ms'], 95) - pct(b['ms'], 95):+.1f}", f"{pct(b['cpu'], 50):.1f} / {pct(b['cpu'], 95):.1f}",
+                     f"{pct(o['cpu'], 50):.1f} / {pct(o['cpu'], 95):.1f}", f"{pct(o['cpu'], 95) - pct(b['cpu'], 95):+.1f}"])
+    return rows
 
 
 def child_store(args) -> dict:
@@ -450,15 +494,17 @@ def child_read_your_writes(args) -> dict:
 
 
 def compare(args, mode: str) -> None:
+    rows: list[list[object]] = []
+    runs = []
     with tempfile.TemporaryDirectory() as tmp:
         base_code = code_at(args.baseline_ref, tmp)
-        if mode == "latency" and args.store:  # one index for every code: built by this one
+        if mode == "latency" and args.store:  # one index for every code, built by this one; the two codes in lockstep
             in_code(str(ROOT / "shared"), "store", args)
-        runs = []
-        for _ in range(args.repeat if mode == "latency" else 1):  # alternated: the machine's load moves
-            runs.append((in_code(base_code, mode, args), in_code(str(ROOT / "shared"), mode, args), os.getloadavg()[0]))
+            rows = latency_lockstep(args, base_code)
+        else:
+            for _ in range(args.repeat if mode == "latency" else 1):  # alternated: the machine's load moves
+                runs.append((in_code(base_code, mode, args), in_code(str(ROOT / "shared"), mode, args), os.getloadavg()[0]))
     if mode == "latency":
-        rows = []
         for base, ours, load in runs:
             for key, o in ours.items():
                 n, state, depth = key.split()
@@ -504,9 +550,12 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=2, help="latency: baseline and this code alternated this many times")
     ap.add_argument("--before", action="store_true", help="quality: also the context of --baseline-ref (private framing)")
     ap.add_argument("--store", help="latency: measure every code on a copy of one optimized store kept in this directory "
-                    "(built by this code when missing; outside the repo), reopened from disk")
-    ap.add_argument("--child", choices=["latency", "read-your-writes", "quality", "store"], help=argparse.SUPPRESS)
+                    "(built by this code when missing; outside the repo), reopened from disk, the two codes asked the "
+                    "same queries in turn (--samples x --repeat)")
+    ap.add_argument("--child", choices=["latency", "read-your-writes", "quality", "store", "serve"], help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.child == "serve":
+        return child_serve(args)
     if args.child:
         run = {"latency": child_latency, "read-your-writes": child_read_your_writes, "quality": child_quality, "store": child_store}[args.child]
         print(json.dumps(run(args)))
