@@ -117,7 +117,10 @@ class PerLoop(Generic[T]):
         with self._lock:
             kept = self._clients.setdefault(loop, client)
             if kept is client and self._close is not None:
-                self._guards[loop] = loop.create_task(self._guard(loop, client))
+                guard = self._guards[loop] = loop.create_task(self._guard(loop, client))
+                # a loop closed without cancelling its tasks destroys the guard unfinished, as designed
+                # (``_guard``): asyncio would log "Task was destroyed but it is pending!" for it
+                guard._log_destroy_pending = False  # type: ignore[attr-defined]
         if kept is not client and self._close is not None:  # another call of this loop won the race
             await_only(self._close(client))
         return kept
