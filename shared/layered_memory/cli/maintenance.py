@@ -117,6 +117,8 @@ def doctor(ctx: click.Context, repair: bool, as_json: bool) -> None:
                    f"pending for the index writer {report['pending']} (index lag, not drift)")
         for kind in ("messages", "topic_summaries", "items", "agents", "documents", "topics"):
             click.echo(f"  {kind}: " + ", ".join(f"{k} {v}" for k, v in report[kind].items()))
+        if report.get("upgrade"):
+            click.echo(f"upgrade: {report['upgrade']}")
         state = ("ok: the vector index and the topic tier agree with the record store" if report["ok"]
                  else "DRIFT: the vector index or the topic tier differs from the record store (run: layered-memory doctor --repair)")
         click.echo(("repaired; " if report.get("repaired") else "") + state)

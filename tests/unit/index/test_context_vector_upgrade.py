@@ -76,6 +76,8 @@ def test_a_schema2_collection_ranks_as_the_mean_vector_does_until_recreated(tmp_
             assert mem.flush(60)
         assert old.index.info("lm_messages")["schema"]["mean"] is False and new.index.info("lm_messages")["schema"]["mean"] is True
         assert old.index.query_batch("lm_messages", [IndexQuery(dense=emb.embed_query("key"), limit=3, using="mean")]) == [[]]
+        assert "reindex --recreate" in old.doctor()["upgrade"] and new.doctor()["upgrade"] is None  # said, and not drift
+        assert old.doctor()["ok"] is True
         assert ranked(old) == ranked(new)
         warned = [r.getMessage() for r in caplog.records if "before the mean vector" in r.getMessage()]
         assert len(warned) == 1 and "'lm_messages'" in warned[0] and "recreate_index=True" in warned[0]  # once, the old one only
@@ -84,6 +86,6 @@ def test_a_schema2_collection_ranks_as_the_mean_vector_does_until_recreated(tmp_
             assert texts_of[0] == texts_of[1] and "Relevant" in texts_of[1]
     with LayeredMemory.embedded(tmp_path / "old", embedder=emb, recreate_index=True) as mem:
         assert mem.flush(60)
-        assert mem.index.info("lm_messages")["schema"]["mean"] is True
+        assert mem.index.info("lm_messages")["schema"]["mean"] is True and mem.doctor()["upgrade"] is None
         assert len(mem.index.query_batch("lm_messages", [IndexQuery(dense=emb.embed_query("key"), limit=10, using="mean")])[0]) == len(texts)
 
