@@ -74,24 +74,26 @@ def read_your_writes(core: Kernel, tenant: str, plan: SearchPlan, limit: int) ->
 
 def message_candidates(
     core: Kernel, view: Scope, session_id: str, hits: Sequence[Any], window_keys: set[str], *, query_terms: frozenset[str] = frozenset(),
+    point_ids: Sequence[str] | None = None,
 ) -> list[Candidate]:
     """The search hits as candidates (valued by rank) and the turn that follows each of the best
     ``NEIGHBOUR_HITS`` hits. A low-content turn ("Noted.", "ok", "好的": fewer than ``topics.min_terms``
     content terms, none of them the query's) is only ever a neighbour: it is found because its index entry
     holds the turn before it (``index_context="neighbour"``), not for what it says; a short turn that
-    names what the query asks ("It's Shia Labeouf!") is a hit."""
+    names what the query asks ("It's Shia Labeouf!") is a hit. ``point_ids``: the hits' index point ids, in
+    order, when the search gave them (else derived from each hit's chat and id)."""
     analyzer, min_terms = core.analyzer, core.settings.topics.min_terms
     tenant = view.tenant
     out: list[Candidate] = []
     by_key: dict[str, Candidate] = {}
     rank = 0
-    for h in hits:
+    for i, h in enumerate(hits):
         key = message_key(h)
         meta = h.meta
         block = "memory" if meta.get("session_key") == session_id else "conversation_memory"
         item = MemoryLine(h.text, key, _when(meta.get("date")), str(meta.get("author") or meta.get("role") or ""))
-        c = Candidate(item, block, "message", 0.0, analyzer=analyzer,
-                      vector_id=message_point_id(tenant, MessageRef(str(meta.get("channel_id")), h.id)))
+        vid = point_ids[i] if point_ids is not None else message_point_id(tenant, MessageRef(str(meta.get("channel_id")), h.id))
+        c = Candidate(item, block, "message", 0.0, analyzer=analyzer, vector_id=vid)
         if content_size(h.text) >= min_terms or terms_of(analyzer, h.text) & query_terms:
             c.value = rank_value(rank)
             rank += 1

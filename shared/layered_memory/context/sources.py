@@ -110,12 +110,14 @@ class MessageSource:
         # one query: its dense scores are the relevance floor's cosines (several: the floor takes the best
         # query per point, which the search's per-query lists do not say for every point)
         cosines = recall.cosines if len(recall.texts) == 1 else None
+        point_ids: list[str] = []
         res = core.searcher.execute(plan, recall.view.tenant, exclude_ids=[m.ref for m in recall.window],
                                     query_vectors=aligned_vectors(plan, recall.texts, recall.vectors), snippets=False, cosines=cosines,
-                                    pool=POOL_PER_HIT * plan.k)
+                                    pool=POOL_PER_HIT * plan.k, point_ids=point_ids)
         query_terms = frozenset(t for text in recall.texts for t in terms_of(core.analyzer, text))
         window_keys = {message_key(m) for m in recall.window}
-        return message_candidates(core, recall.view, recall.session_id, res.hits, window_keys, query_terms=query_terms)
+        return message_candidates(core, recall.view, recall.session_id, res.hits, window_keys, query_terms=query_terms,
+                                  point_ids=point_ids if len(point_ids) == len(res.hits) else None)
 
 
 class TopicSource:

@@ -38,10 +38,11 @@ def hit_from_payload(payload: dict[str, Any], score: float, snippet: str) -> Sea
     meta.update({f: payload.get(f) for f in META_FIELDS})
     meta["date"] = payload.get("timestamp")
     meta.update({f: payload.get(f) for f in EXTRA_FIELDS if payload.get(f) is not None})
-    return SearchHit(
+    # built from the index's own payload (types known): no validation pass, 50 hits per context call
+    return SearchHit.model_construct(
         id=str(payload.get("message_id") or payload.get("id")),
         score=float(score),
-        text=payload.get("text", ""),
+        text=str(payload.get("text") or ""),
         snippet=snippet,
         meta=meta,
     )
@@ -84,6 +85,7 @@ class SearchService:
     def execute(
         self, plan: SearchPlan, tenant: str, *, exclude_ids: Sequence[MessageRef] = (), query_vectors: Sequence[list[float]] | None = None,
         snippets: bool = True, cosines: dict[str, float] | None = None, pool: int | None = None,
+        point_ids: list[str] | None = None,
     ) -> SearchResult:
         """Run the plan. ``exclude_ids`` are (chat_id, message_id) refs left out inside the index (the context window);
         ``query_vectors`` are the queries' embeddings when the caller already has them; ``snippets=False``
@@ -91,7 +93,8 @@ class SearchService:
         exact dense score of each point the dense side read, per point id, the best over the queries (the
         context's relevance floor reads them instead of asking the index again); ``pool``: this search's
         deep tail, how deep each side is read for the hits below the first ``retrieval.deep_from``
-        (``IndexedCollection.query``)."""
+        (``IndexedCollection.query``); ``point_ids`` (when given, with a vector index, not grouped) receives the
+        index point id of each returned hit, in order (the context keys its relevance floor by them)."""
         t_start = time.perf_counter()
         timings: dict[str, float] = {}
         route = plan.route
@@ -158,6 +161,8 @@ class SearchService:
             hits_out = [g.hits[0] for g in groups]
         else:
             hits_out = [hit(i) for i in range(min(plan.k, len(ranked)))]
+            if point_ids is not None and self.index is not None:
+                point_ids.extend(str(ranked[i][0]) for i in range(len(hits_out)))
         timings["fuse"] = _ms(t0)
         timings["total"] = _ms(t_start)
         result = SearchResult(hits=hits_out, total_found=total, route_used=route_used, queries=plan.queries, timings=timings, groups=groups)

@@ -240,6 +240,20 @@ def test_relevance_from_the_search_scores_equals_asking_the_index(mem, monkeypat
     assert max(asked) < n_candidates / 2  # most came from the search itself
 
 
+def test_recalled_messages_are_keyed_by_their_index_points(mem):
+    """The message search hands the context each hit's point id (no id derived again per hit): it is the
+    point the relevance floor reads, the one the message's own chat and id name."""
+    from layered_memory.index.points import message_point_id
+    from layered_memory.models import MessageRef
+
+    window = mem.get_session_messages("u1", "s1", limit=mem.settings.memory.short_term_window)
+    cands = [c for c in recall(mem._core, mem, "u1", "s1", [QUESTION], window, False, 2000) if c.kind == "message"]
+    assert len(cands) > 10
+    for c in cands:
+        chat, mid = c.key.split("|", 1)
+        assert c.vector_id == message_point_id(mem.tenant_id, MessageRef(chat, mid))
+
+
 def test_search_depth_setting_bounds_the_message_search(mem):
     """``context.search_depth`` is how many hits the recalled blocks read; unset, the budget decides."""
     from layered_memory.context.sources import search_depth
