@@ -130,26 +130,13 @@ def check(tn: Tenant, *, repair: bool = False) -> dict[str, Any]:
     report["pending"] = sum(report[k.name].get("pending", 0) for k in kinds if k.writer)  # the index lag, apart from drift
     if repair and report["pending"] and tn.core.deferred:
         tn.core.background.notify(tn.tenant_id)  # type: ignore[union-attr]  # the writer indexes them (e.g. left by a crash)
-    report["upgrade"] = upgrade(tn)
+    report["upgrade"] = tn.core.searcher.coll.upgrade()  # not drift: what an older release's index lacks
     drift = bool(intents) or any(k.drifted(report[k.name]) for k in kinds)
     report["ok"] = not drift
     if repair and drift:
         report["repaired"] = True
         report["ok"] = check(tn)["ok"]  # the state after the repair
     return report
-
-
-def upgrade(tn: Tenant) -> str | None:
-    """What the message index lacks because an older release created it, with the way to add it; None
-    when nothing (or no vector index)."""
-    index, name = tn.core.index, tn.core.indexer.collection
-    if index is None or not index.has_collection(name):
-        return None
-    schema = index.info(name).get("schema") or {}
-    if schema.get("context") and not schema.get("mean"):
-        return ("the message index predates the mean vector (schema 3): a message search reads both dense vectors' lists "
-                "instead of one; add it with `layered-memory reindex --recreate` (or LayeredMemory.embedded(..., recreate_index=True))")
-    return None
 
 
 def open_check(tn: Tenant, *, repair: bool = True) -> dict[str, Any]:

@@ -79,6 +79,7 @@ class IndexedCollection:
         self.settings = settings
         self._ensured = ensured  # the caller already created it in this process
         self._has_mean: bool | None = None  # the index holds the "mean" vector (asked once, ``has_mean``)
+        self._upgrade: str | None = None  # what an older release's collection lacks (``upgrade``)
 
     def ensure(self) -> None:
         """Create the collection (with its payload indexes) if missing; once per process."""
@@ -90,19 +91,27 @@ class IndexedCollection:
 
     def has_mean(self) -> bool:
         """Whether the collection holds the ``mean`` vector (schema 3: one list scores a message by the mean of
-        its two cosines exactly); a collection created before it is searched with both vectors' lists."""
+        its two cosines exactly); a collection created before it is searched with both vectors' lists, and
+        says so once (``upgrade``)."""
         if self._has_mean is None:
             self.ensure()
             schema = self.index.info(self.name).get("schema") or {} if self.index is not None else {}
             self._has_mean = bool(schema.get("mean"))
             if not self._has_mean and schema.get("context"):
-                logger.warning(
-                    "collection %r was created before the mean vector (schema 3): a message search reads both dense vectors' "
-                    "lists and merges them, slower and with approximate scores below each list's cut. Re-create it from the "
-                    "record store to add it: LayeredMemory.embedded(..., recreate_index=True) or `layered-memory reindex "
-                    "--recreate`", self.name,
+                self._upgrade = (
+                    f"collection {self.name!r} was created before the mean vector (schema 3): a message search reads both dense "
+                    "vectors' lists and merges them, slower and with approximate scores below each list's cut. Re-create it "
+                    "from the record store to add it: LayeredMemory.embedded(..., recreate_index=True) or `layered-memory "
+                    "reindex --recreate`"
                 )
+                logger.warning("%s", self._upgrade)
         return self._has_mean
+
+    def upgrade(self) -> str | None:
+        """What the collection lacks because an older release created it, with the way to add it (None:
+        nothing); ``mem.doctor()`` reports it."""
+        self.has_mean()
+        return self._upgrade
 
     # -- writes -----------------------------------------------------------------------------------
     def points(self, entries: Sequence[Entry], *, on_embed_error: str = "raise") -> list[VectorPoint]:
