@@ -185,21 +185,23 @@ class IndexedCollection:
         route_used, reason = route, None
         timings: dict[str, float] = {}
         dense = list(vector) if vector is not None else None
-        if route in ("hybrid", "dense") and dense is None:
-            if self.embedder is None:
+        if route in ("hybrid", "dense") and dense is None and self.embedder is None:
+            if route == "dense":
+                raise CapabilityError("route='dense' needs an embedder; configure one or use route='bm25'")
+            route_used, reason = "bm25", "no embedder configured"
+        kind = spec.value_of("kind")
+        if kind is not None and not self.index.holds_kind(self.name, kind):  # nothing to find: nothing to embed or ask
+            return Found([], route_used, reason, timings)
+        if route_used in ("hybrid", "dense") and dense is None and self.embedder is not None:
+            t0 = time.perf_counter()
+            try:
+                dense = self.embedder.embed_query(text[: self.settings.max_query_chars])
+                timings["embed"] = round((time.perf_counter() - t0) * 1000, 3)
+            except Exception as exc:
                 if route == "dense":
-                    raise CapabilityError("route='dense' needs an embedder; configure one or use route='bm25'")
-                route_used, reason = "bm25", "no embedder configured"
-            else:
-                t0 = time.perf_counter()
-                try:
-                    dense = self.embedder.embed_query(text[: self.settings.max_query_chars])
-                    timings["embed"] = round((time.perf_counter() - t0) * 1000, 3)
-                except Exception as exc:
-                    if route == "dense":
-                        raise
-                    logger.warning("embedder failed (%s); %s search falls back to bm25", type(exc).__name__, self.name)
-                    route_used, reason = "bm25", f"embedder failed: {type(exc).__name__}: {exc}"
+                    raise
+                logger.warning("embedder failed (%s); %s search falls back to bm25", type(exc).__name__, self.name)
+                route_used, reason = "bm25", f"embedder failed: {type(exc).__name__}: {exc}"
         sparse = self.encoder.query(self.analyzer.terms(text)) if route_used in ("hybrid", "bm25") else None
         if sparse is not None and not sparse.indices:
             sparse = None

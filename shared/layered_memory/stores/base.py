@@ -263,6 +263,11 @@ class VectorIndex(Protocol):
 
     def count(self, name: str, filter: Any = None) -> int: ...
 
+    def holds_kind(self, name: str, kind: Any) -> bool:
+        """False only when no point of this ``kind`` payload value was ever written to the collection, known
+        without a query (callers then skip the query: a context asks for topic summaries and entities in
+        stores that have none). A backend that cannot tell so cheaply returns True."""
+
     def delete(self, name: str, *, ids: Sequence[str] | None = None, filter: Any = None) -> None: ...
 
     def scroll(

@@ -16,6 +16,10 @@ Rules this backend keeps (see ``notes/qdrant-embedded.md``):
   at the upsert that crosses it, or at ``optimize()``. Each index creation syncs the shard to disk (0.1-0.2 s
   each on an ordinary disk, 14 indexes: 1.5-3 s), so creating them up front made every new store slow to
   open; below the threshold a filtered query scans the payloads exactly (about 1 ms per 1,000 points).
+- ``holds_kind`` knows without a query which ``kind`` values a collection ever held (a context asks for topic
+  summaries and entities in every store, most of which have none). The one-opener rule makes it exact: the
+  kinds come from the ``kind`` index's facet once the collection is indexed, then from every write, before
+  the write (a superset at any moment: a delete leaves its kind in the set).
 
 Example::
 
@@ -33,7 +37,7 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -57,6 +61,8 @@ logger = logging.getLogger(__name__)
 BACKEND = "qdrant-edge"
 MARKER_FILE = "layered_memory.json"
 UPSERT_BATCH = 512
+KIND = "kind"
+FACET_LIMIT = 1000  # more kinds than this: the set is not kept
 INDEX_AT_POINTS = 1000
 
 
@@ -81,7 +87,7 @@ def _hit(p: Any, with_dense: bool = False) -> IndexHit:
 
 
 class _Collection:
-    __slots__ = ("shard", "schema", "path", "indexed", "points_seen", "warned")
+    __slots__ = ("shard", "schema", "path", "indexed", "points_seen", "warned", "kinds")
 
     def __init__(self, shard: qe.EdgeShard, schema: qc.CollectionSchema, path: Path) -> None:
         self.shard = shard
@@ -90,6 +96,28 @@ class _Collection:
         self.indexed = False  # every payload index exists
         self.points_seen = 0  # points at open plus points upserted since (overwrites count twice: an upper bound)
         self.warned: set[str] = set()  # context vectors dropped (a collection from before schema 2): said once
+        self.kinds: set[str] | None = None  # every ``kind`` value written (a superset); None: not known
+
+    def learn_kinds(self) -> None:
+        """The ``kind`` values the collection holds, from its ``kind`` index (None without one)."""
+        try:
+            hits = list(self.shard.facet(qe.FacetRequest(KIND, limit=FACET_LIMIT)))
+        except Exception:  # no index on kind yet (a small collection): not known, every query runs
+            self.kinds = None
+            return
+        self.kinds = None if len(hits) >= FACET_LIMIT else {h.value for h in hits}
+
+    def note_kinds(self, payloads: Iterable[Mapping[str, Any]]) -> None:
+        """Add the ``kind`` of each payload about to be written (a list adds each element)."""
+        if self.kinds is None:
+            return
+        for payload in payloads:
+            kind = payload.get(KIND)
+            values = kind if isinstance(kind, (list, tuple)) else (kind,)
+            if not all(isinstance(v, (str, type(None))) for v in values):
+                self.kinds = None  # not a keyword the kind index (and its facet) holds: stop guessing
+                return
+            self.kinds.update(v for v in values if v is not None)
 
 
 class QdrantEdgeVectorIndex:
@@ -196,6 +224,7 @@ class QdrantEdgeVectorIndex:
             missing = [(f, k) for f, k in qc.payload_index_kinds() if f not in have]
             if not missing:
                 col.indexed = True
+                col.learn_kinds()
                 return
             if not force and col.points_seen < self.index_at_points:
                 return
@@ -203,6 +232,7 @@ class QdrantEdgeVectorIndex:
             for field_name, kind in missing:
                 col.shard.update(qe.UpdateOperation.create_field_index(field_name, edge_index_schema(kind)))
             col.indexed = True
+            col.learn_kinds()
         logger.info("created %d payload indexes on %s (%d points) in %.2fs",
                     len(missing), col.path.name, col.points_seen, time.perf_counter() - t0)
 
@@ -286,6 +316,7 @@ class QdrantEdgeVectorIndex:
         ids = qc.check_points(points, col.schema.dense_dim, name=name)
         qc.dropped_context(points, col.schema, name, col.warned)
         with self._lock, _edge_errors("upsert", col.path):
+            col.note_kinds(p.payload for p in points)  # before the write: a query never misses a kind being written
             for start in range(0, len(points), UPSERT_BATCH):
                 batch = [
                     qe.Point(pid, _vector(p, col.schema), dict(p.payload))
@@ -325,9 +356,16 @@ class QdrantEdgeVectorIndex:
         with self._lock, _edge_errors("set_payload", col.path):
             # By filter, not by ids: Edge raises "No point with id" for a missing id; a filter skips it.
             has_ids = qe.Filter(must=[qe.HasIdCondition(set(canon))])
+            col.note_kinds([payload])
             col.shard.update(qe.UpdateOperation.set_payload_by_filter(has_ids, dict(payload)))
 
     # -- reads -------------------------------------------------------------------------------------------
+    def holds_kind(self, name: str, kind: Any) -> bool:
+        """False when no point of ``kind`` was ever written (the one-opener rule makes the set exact: see the
+        module docstring); True when one was, or while the collection is too small to have a ``kind`` index."""
+        kinds = self._collection(name).kinds
+        return kinds is None or not isinstance(kind, str) or kind in kinds
+
     def count(self, name: str, filter: Any = None) -> int:
         col = self._collection(name)
         f = to_edge_filter(qc.as_filter(filter))

@@ -237,6 +237,10 @@ class QdrantVectorIndex:
         with self._errors("delete", name):
             self.client.delete(name, points_selector=selector, wait=True)
 
+    def holds_kind(self, name: str, kind: Any) -> bool:
+        """Always True: other processes write to a server collection, so only a query can tell."""
+        return True
+
     def set_payload(self, name: str, ids: Sequence[str], payload: Mapping[str, Any]) -> None:
         """Merge ``payload`` keys into the payload of each point in ``ids`` (missing ids are ignored)."""
         self._schema(name)

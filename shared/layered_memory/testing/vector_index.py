@@ -427,6 +427,24 @@ class VectorIndexConformance:
             fresh.set_payload(COL, [ids[50]], {"success": True})
 
 
+    def test_holds_kind_never_denies_a_kind_written(self, new_index):
+        """``holds_kind`` may say True for anything, but never False for a kind some point was written with:
+        by an upsert (small and past the payload-index threshold), by ``set_payload``, after a delete."""
+        index = new_index()
+        index.ensure_collection("kinds", dense_dim=DIM)
+        p = DATA.points
+        index.upsert("kinds", [VectorPoint(id=x.id, payload={**x.payload, "kind": "message"}, dense=x.dense) for x in p[:5]])
+        assert index.holds_kind("kinds", "message")
+        index.upsert("kinds", [VectorPoint(id=x.id, payload={**x.payload, "kind": "message"}, dense=x.dense) for x in p[5:]])
+        index.upsert("kinds", [VectorPoint(id=p[0].id, payload={**p[0].payload, "kind": "topic"}, dense=p[0].dense)])
+        index.set_payload("kinds", [p[1].id], {"kind": "entity"})
+        for kind in ("message", "topic", "entity"):
+            assert index.holds_kind("kinds", kind), kind
+            assert index.count("kinds", models.Filter(must=[fc("kind", match=models.MatchValue(value=kind))])) >= 1
+        index.delete("kinds", ids=[p[0].id])
+        assert index.holds_kind("kinds", "message")
+        index.close()
+
     def test_upsert_overwrites_and_validates(self, fresh):
         p = DATA.points[100]
         fresh.upsert(COL, [VectorPoint(id=p.id, payload={**p.payload, "role": "system"}, dense=p.dense, sparse=p.sparse)])

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from layered_memory.errors import BackendUnavailable, InvalidInputError, SchemaMismatch
-from layered_memory.stores.base import PAYLOAD_INDEXES, VectorIndex
+from layered_memory.stores.base import PAYLOAD_INDEXES, VectorIndex, VectorPoint
 from layered_memory.stores.qdrant_edge import QdrantEdgeVectorIndex
 from layered_memory.stores.qdrant_server import QdrantVectorIndex
 from layered_memory.testing import VectorIndexConformance
@@ -142,6 +142,30 @@ def test_edge_small_collection_is_indexed_by_optimize_and_reopen_past_threshold(
     lower.close()
     with pytest.raises(InvalidInputError, match="index_at_points"):
         QdrantEdgeVectorIndex(root, index_at_points=-1)
+
+
+def _of_kind(points, kind):
+    return [VectorPoint(id=x.id, payload={**x.payload, "kind": kind}, dense=x.dense, sparse=x.sparse) for x in points]
+
+
+def test_edge_knows_the_kinds_it_holds_without_a_query(tmp_path):
+    """Edge is the one opener of its directory, so ``holds_kind`` is exact, not merely safe: False for a kind
+    never written (a context then skips the query), True once one is, the same after a reopen (from the kind
+    index's facet). Below the payload-index threshold it does not know and says True."""
+    root = tmp_path / "vectors"
+    index = QdrantEdgeVectorIndex(root, index_at_points=N // 2)
+    index.ensure_collection(COL, dense_dim=DIM)
+    index.upsert(COL, _of_kind(DATA.points[:10], "message"))
+    assert index.holds_kind(COL, "topic")  # no kind index yet: not known
+    index.upsert(COL, _of_kind(DATA.points[10:], "message"))  # crosses the threshold: indexed, kinds learned
+    assert index.holds_kind(COL, "message") and not index.holds_kind(COL, "topic") and not index.holds_kind(COL, "entity")
+    index.upsert(COL, _of_kind(DATA.points[:1], "topic"))
+    index.set_payload(COL, [DATA.ids[1]], {"kind": "entity"})
+    assert index.holds_kind(COL, "topic") and index.holds_kind(COL, "entity") and not index.holds_kind(COL, "fact")
+    index.close()
+    again = QdrantEdgeVectorIndex(root, index_at_points=N // 2)
+    assert [again.holds_kind(COL, k) for k in ("message", "topic", "entity", "fact")] == [True, True, True, False]
+    again.close()
 
 
 def test_edge_second_opener_gets_a_clear_error(tmp_path):

@@ -112,3 +112,28 @@ def test_a_deep_tail_asked_per_call_reads_that_deep(coll, monkeypatch):
     shallow = coll.query("payments CrashLoopBackOff", spec, k=head + 2, signals=True, pool=3)
     assert seen == [[prefetch, prefetch], [120, 120], [prefetch, prefetch], [prefetch, prefetch]]
     assert _rids(base) == _rids(deep) == _rids(short) == _rids(shallow) and _rids(base)[0] in {"a", "c"}
+
+
+def test_a_kind_the_index_never_held_is_not_embedded_nor_asked(tmp_path, monkeypatch):
+    """A query pinned to a kind the index says it never held (``VectorIndex.holds_kind``) finds nothing at once:
+    no query embedding, no index query; the route it would have taken is still reported. Once a point of that
+    kind is written, the same query finds it."""
+    index = QdrantEdgeVectorIndex(str(tmp_path), index_at_points=0)  # indexed from the start: kinds are known
+    emb = Flaky(USEEmbedder())
+    c = IndexedCollection(index, "things", emb, Analyzer(), BM25Encoder(avgdl=32.0), RetrievalSettings())
+    c.upsert([Entry(str(uuid.uuid5(uuid.NAMESPACE_OID, "a")), {"tenant": "t", "kind": "note", "rid": "a"}, TEXTS[("u1", "a")])])
+    asked: list[str] = []
+    real = index.query_batch
+    monkeypatch.setattr(index, "query_batch", lambda name, requests: asked.append(name) or real(name, requests))
+    emb.fail = True  # an embedding would raise on the dense route
+    found = c.query("payments CrashLoopBackOff", Scope("t").spec("topic"), k=5, route="dense")
+    assert (found.hits, found.route_used, asked) == ([], "dense", [])
+    no_embedder = IndexedCollection(index, "things", None, c.analyzer, c.encoder, c.settings)
+    found = no_embedder.query("payments", Scope("t").spec("topic"))
+    assert (found.hits, found.route_used, found.fallback_reason, asked) == ([], "bm25", "no embedder configured", [])
+    with pytest.raises(CapabilityError, match="route='dense' needs an embedder"):
+        no_embedder.query("payments", Scope("t").spec("topic"), route="dense")
+    emb.fail = False
+    c.upsert([Entry(str(uuid.uuid5(uuid.NAMESPACE_OID, "t1")), {"tenant": "t", "kind": "topic", "rid": "t1"}, TEXTS[("u2", "c")])])
+    assert _rids(c.query("payments CrashLoopBackOff", Scope("t").spec("topic"), k=5)) == ["t1"] and asked
+    index.close()
