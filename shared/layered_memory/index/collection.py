@@ -236,7 +236,9 @@ class IndexedCollection:
         best ``limit`` only. Without ``sparse`` (the dense route, or a query of stop words) the dense side
         alone is ranked. A hybrid search for more than ``deep_from`` hits reads each side ``deep_limit`` (or
         ``pool``, the deeper) deep and ranks the hits below the first ``deep_from`` from those deeper lists
-        (``fuse_sides``). Returns the hits and the dense side's exact scores (``exact_cosines``)."""
+        (``fuse_sides``). Returns the hits and the dense side's exact scores (``exact_cosines``; with the ``mean``
+        vector every returned hit's too: its payload is read by a has-id query of that vector, not ``retrieve``,
+        which costs the same and spares the relevance floor a second query for the hits BM25 alone found)."""
         s = self.settings
         flt = spec.to_qdrant()
         depth = max(s.prefetch_limit, limit)
@@ -271,8 +273,19 @@ class IndexedCollection:
                                 head=s.deep_from if deep else 0, head_depth=s.prefetch_limit)
         if not ranked:
             return [], cosines
-        full = {h.id: h.payload for h in self.index.retrieve(self.name, [str(key) for key, _ in ranked])}  # type: ignore[union-attr]
-        return [IndexHit(id=str(key), score=score, payload=full[str(key)]) for key, score in ranked if str(key) in full], cosines
+        ids = [str(key) for key, _ in ranked]
+        if mean:  # the whole payload and the exact dense score of every hit in one query (the relevance floor reads the scores)
+            only = models.Filter(must=[models.HasIdCondition(has_id=ids)])
+            read_back = self.index.query(self.name, IndexQuery(dense=dense, filter=only, limit=len(ids), prefetch_limit=len(ids), using="mean"))  # type: ignore[union-attr]
+            cosines.update((h.id, h.score) for h in read_back)
+            seen = {h.id for h in read_back}
+            missing = [i for i in ids if i not in seen]  # points without dense vectors yet (the writer's lag): BM25 found them
+            if missing:
+                read_back += self.index.retrieve(self.name, missing)  # type: ignore[union-attr]
+        else:
+            read_back = self.index.retrieve(self.name, ids)  # type: ignore[union-attr]
+        full = {h.id: h.payload for h in read_back}
+        return [IndexHit(id=key, score=score, payload=full[key]) for key, (_, score) in zip(ids, ranked) if key in full], cosines
 
     def dense_scores(self, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> dict[str, float]:
         """The dense side's score of each point of ``ids`` (messages: the mean of its two cosines, its text's
