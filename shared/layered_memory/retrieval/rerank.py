@@ -288,26 +288,23 @@ class SecondStage:
     def rank_sides(self, query: str, sides: Sequence[tuple[str, Sequence[Any]]], *, k: int, now: datetime | None = None) -> list[tuple[Any, float]]:
         """The index path: ``sides`` is ``[(side, hits)]`` with hits (``.id``, ``.score``, ``.payload``) best
         first; returns ``[(id, score)]`` of the best ``k`` without building a Candidate per hit."""
-        where: dict[Any, int] = {}
-        payloads: list[dict[str, Any]] = []
-        cells: list[tuple[int, int, float, int]] = []  # (side row, candidate, score, rank)
-        for side, hits in sides:
-            row = SIDES.index(side)
-            for r, h in enumerate(hits):
-                i = where.get(h.id)
-                if i is None:
-                    i = where[h.id] = len(payloads)
-                    payloads.append(h.payload)
-                cells.append((row, i, h.score, r))
-        if not payloads:
+        first: dict[Any, dict[str, Any]] = {}  # each candidate's payload, in order of first appearance
+        for _, hits in sides:
+            for h in hits:
+                if h.id not in first:
+                    first[h.id] = h.payload
+        if not first:
             return []
+        where = {key: i for i, key in enumerate(first)}
+        payloads = list(first.values())
         scores = np.full((2, len(payloads)), np.nan)
         ranks = np.full((2, len(payloads)), -1.0)
-        rows, idx, vals, rks = zip(*cells)
-        scores[rows, idx] = vals
-        ranks[rows, idx] = rks
+        for side, hits in sides:  # a side's hits are best first: its rank is the position
+            idx = [where[h.id] for h in hits]
+            scores[SIDES.index(side), idx] = [h.score for h in hits]
+            ranks[SIDES.index(side), idx] = np.arange(len(idx))
         order, final, _, _ = self._rank(query, payloads, scores, ranks, k, now)
-        ids = list(where)
+        ids = list(first)
         return [(ids[i], float(final[i])) for i in order.tolist()]
 
     def _rank(self, query: str, payloads: list[dict[str, Any]], scores: np.ndarray, ranks: np.ndarray, k: int,
@@ -371,17 +368,19 @@ class SecondStage:
         """A turn followed by a candidate gains that candidate's score: the candidate's ``prev`` (the turn
         before it in its chat, whoever wrote it) names it. A payload without ``prev`` (indexed before it
         existed) links by seq instead: the next turn of the same chat within ``neighbour_span`` seqs."""
-        out = np.zeros(len(base))
+        best = [0.0] * len(base)  # plain floats: a numpy scalar per link costs more than the whole loop
+        scores = base.tolist()
         where = {(p.get("chat_id"), p.get("message_id")): i for i, p in enumerate(payloads)}
         legacy: list[int] = []
         for j, p in enumerate(payloads):
             prev = p.get("prev")
             if prev is not None:
                 i = where.get((p.get("chat_id"), prev))
-                if i is not None and i != j:
-                    out[i] = max(out[i], base[j])
+                if i is not None and i != j and scores[j] > best[i]:
+                    best[i] = scores[j]
             elif p.get("seq") is not None:
                 legacy.append(j)
+        out = np.array(best)
         if len(legacy) > 1:
             ids: dict[Any, int] = {}
             chat = np.array([ids.setdefault(payloads[j].get("chat_id"), len(ids)) for j in legacy])
