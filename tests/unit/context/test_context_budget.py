@@ -269,9 +269,9 @@ def test_search_depth_setting_bounds_the_message_search(mem):
         mem.settings.context.search_depth = None
 
 
-def test_the_message_search_reads_a_deep_tail_of_two_per_hit(mem, monkeypatch):
-    """The context packs the search's deep tail (50 hits at 2,000 tokens), so its search reads each side two
-    candidates deep per hit asked, where ``mem.search`` reads ``retrieval.prefetch_limit``; a context that
+def test_the_message_search_reads_a_deep_tail_of_one_and_a_half_per_hit(mem, monkeypatch):
+    """The context packs the search's deep tail (50 hits at 2,000 tokens), so its search reads each side 1.5
+    candidates deep per hit asked (``sources.POOL_PER_HIT``), where ``mem.search`` reads ``retrieval.prefetch_limit``; a context that
     asks for no more than ``retrieval.deep_from`` hits reads the usual depth."""
     index = mem._core.index
     real = index.query_batch
@@ -283,10 +283,10 @@ def test_the_message_search_reads_a_deep_tail_of_two_per_hit(mem, monkeypatch):
 
     monkeypatch.setattr(index, "query_batch", spy)
     mem.get_context_for_user("u1", "s1", query=QUESTION, max_tokens=2000)
-    assert [100, 100] in reads  # the dense side (the mean vector) and BM25, 2 x 50 hits deep
+    assert [75, 75] in reads  # the dense side (the mean vector) and BM25, 1.5 x 50 hits deep
     reads.clear()
     mem.search(QUESTION, k=50)
-    assert [50, 50] in reads and [100, 100] not in reads
+    assert [50, 50] in reads and [75, 75] not in reads
     reads.clear()
     mem.settings.context.search_depth = mem.settings.retrieval.deep_from
     try:
