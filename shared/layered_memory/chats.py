@@ -29,7 +29,9 @@ Documents per tenant (keys joined by ``|``, which no id contains)::
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Literal
 
 from ._async import async_twins
@@ -61,6 +63,34 @@ class ChatRegistry:
         self._members: set[tuple[str, str, str]] = set()  # (tenant, chat, user)
         self._pairs: set[tuple[str, str, str]] = set()  # (tenant, chat, session)
         self._lock = threading.Lock()
+        self._reads: ContextVar[dict[tuple[str, ...], Any] | None] = ContextVar("chat_reads", default=None)  # ``snapshot``'s memo
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Within the block each membership document is read once: one consistent view of who is in which
+        chat for a whole request (a context reads the same memberships for its window, its summary and each
+        recalled turn's neighbour). Per thread and per asyncio task; a nested block shares the outer view."""
+        if self._reads.get() is not None:
+            yield
+            return
+        token = self._reads.set({})
+        try:
+            yield
+        finally:
+            self._reads.reset(token)
+
+    def _read(self, key: tuple[str, ...], read: Callable[[], Any]) -> Any:
+        """``read()``, once per ``key`` inside a ``snapshot`` block."""
+        memo = self._reads.get()
+        if memo is None:
+            return read()
+        if key not in memo:
+            memo[key] = read()
+        return memo[key]
+
+    def _list(self, tenant: str, collection: str, prefix: str) -> list[dict[str, Any]]:
+        return self._read(("list", tenant, collection, prefix),
+                          lambda: [d for _, d in self.records.list_docs(tenant, collection, prefix=prefix, limit=MAX_CHATS)])
 
     @property
     def bots(self) -> frozenset[str]:
@@ -170,22 +200,22 @@ class ChatRegistry:
     # -- reads -----------------------------------------------------------------------------------
     def info(self, tenant: str, chat_id: str) -> dict[str, Any]:
         """``{chat_id, kind, declared, members}``: an undeclared chat is a group once two humans wrote in it."""
-        decl = self.records.get_docs(tenant, CHATS, [chat_id])[0]
+        decl = self._read(("chat", tenant, chat_id), lambda: self.records.get_docs(tenant, CHATS, [chat_id])[0])
         members = self.members(tenant, chat_id)
         kind = decl["kind"] if decl else ("group" if len(members) > 1 else "private")
         return {"chat_id": chat_id, "kind": kind, "declared": bool(decl), "members": members}
 
     def members(self, tenant: str, chat_id: str) -> list[str]:
         """The chat's human members (sorted)."""
-        return [d["user_id"] for _, d in self.records.list_docs(tenant, MEMBERS, prefix=f"{chat_id}|", limit=MAX_CHATS)]
+        return [d["user_id"] for d in self._list(tenant, MEMBERS, f"{chat_id}|")]
 
     def member_chats(self, tenant: str, user_id: str) -> frozenset[str]:
         """The chats ``user_id`` is a member of."""
-        return frozenset(d["chat_id"] for _, d in self.records.list_docs(tenant, USER_CHATS, prefix=f"{user_id}|", limit=MAX_CHATS))
+        return frozenset(d["chat_id"] for d in self._list(tenant, USER_CHATS, f"{user_id}|"))
 
     def chats_of_session(self, tenant: str, session_key: str) -> list[str]:
         """The chats whose messages carry ``session_key`` (usually one: the chat itself)."""
-        return [d["chat_id"] for _, d in self.records.list_docs(tenant, SESSION_CHATS, prefix=f"{session_key}|", limit=MAX_CHATS)]
+        return [d["chat_id"] for d in self._list(tenant, SESSION_CHATS, f"{session_key}|")]
 
     def sessions_of(self, tenant: str, chats: Iterable[str]) -> set[str]:
         """The session keys of messages in ``chats``."""
@@ -208,29 +238,42 @@ class ChatRegistry:
         """The last ``limit`` messages of session ``session_key`` that ``user_id`` sees: their own, and every
         message of the session in the chats they are a member of (the bot's replies, the other members'),
         oldest first."""
-        merged = {m.ref: m for m in self.records.window(tenant, user_id=user_id, session_key=session_key, limit=limit)}
-        chats = set(self.chats_of_session(tenant, session_key)) & self.member_chats(tenant, user_id)
-        for chat in sorted(chats):
+        carried, covered = self._carried(tenant, user_id, session_key)
+        merged: dict[Any, Message] = {}
+        if not covered:
+            merged.update((m.ref, m) for m in self.records.window(tenant, user_id=user_id, session_key=session_key, limit=limit))
+        for chat in carried:
             merged.update((m.ref, m) for m in self.records.chat_window(tenant, chat_id=chat, session_key=session_key, limit=limit))
-        for bot in sorted(self.bots - {user_id}):  # a bot id's replies in a session the user wrote in (before any membership)
+        for bot in sorted(self.bots - {user_id}) if not covered else ():  # a bot id's replies in a session the user wrote in
             if merged:
                 merged.update((m.ref, m) for m in self.records.window(tenant, user_id=bot, session_key=session_key, limit=limit))
         return sorted(merged.values(), key=lambda m: (m.seq or 0, m.create_time))[-limit:] if limit else []
 
+    def _carried(self, tenant: str, user_id: str, session_key: str, member: Iterable[str] | None = None) -> tuple[list[str], bool]:
+        """The member chats (``member``, read when not given) that carry the session, and whether they are all
+        the chats that do: then they hold every message of the session, the user's own and the bot's too
+        (every message registers its (chat, session) pair before it is written), and reading the user's or a
+        bot's messages besides them finds nothing more."""
+        member = self.member_chats(tenant, user_id) if member is None else member
+        chats = set(self.chats_of_session(tenant, session_key))
+        carried = chats & set(member)
+        return sorted(carried), bool(chats) and carried == chats
+
     def _sources(self, tenant: str, user_id: str, session_key: str, member: Iterable[str] | None = None) -> list[dict[str, str]]:
         """Where ``user_id``'s view of a session is read from: their own messages, and each of their member
-        chats (``member``, read when not given) that carries the session."""
-        member = self.member_chats(tenant, user_id) if member is None else member
-        carried = set(self.chats_of_session(tenant, session_key)) & set(member)
-        return [{"user_id": user_id}, *({"chat_id": c} for c in sorted(carried))]
+        chats (``member``, read when not given) that carries the session (only those when they are all the
+        session's chats: ``_carried``)."""
+        carried, covered = self._carried(tenant, user_id, session_key, member)
+        return [*([] if covered else [{"user_id": user_id}]), *({"chat_id": c} for c in carried)]
 
     def after(self, tenant: str, user_id: str, session_key: str, after_seq: int, limit: int, *,
               member: Iterable[str] | None = None) -> list[Message]:
         """Up to ``limit`` messages of the session after ``after_seq`` that ``user_id`` sees (``window``'s rule:
         the member chats' messages, whoever wrote them, and the bot's replies), oldest first."""
         found: dict[Any, Message] = {}
-        bots = [{"user_id": b} for b in sorted(self.bots - {user_id})]
-        for where in [*self._sources(tenant, user_id, session_key, member), *bots]:
+        sources = self._sources(tenant, user_id, session_key, member)
+        bots = [{"user_id": b} for b in sorted(self.bots - {user_id})] if {"user_id": user_id} in sources else []
+        for where in [*sources, *bots]:
             page = self.records.scan_messages(tenant, session_key=session_key, after_seq=after_seq, limit=limit, **where)
             found.update((m.ref, m) for m in page)
         return sorted(found.values(), key=lambda m: (m.seq or 0, m.create_time))[:limit]

@@ -171,3 +171,51 @@ def test_memberships_of_a_store_written_before_chats_are_learned_once(tmp_path):
         assert m.chats.get("s1")["kind"] == "personal"  # the LlamaIndex sessions of ann and ben stay apart
         assert [x.content for x in m.get_session_messages("ann", "s1")] == ["hi"] and len(m.get_session_messages("ben", "s1")) == 1
         assert m.chats.registry.backfill("default") == 0  # once
+
+
+def test_a_context_reads_each_membership_once_and_the_next_one_reads_again(mem):
+    """One context reads each membership document once (``ChatRegistry.snapshot``: its window, its summary
+    and every recalled turn's neighbour share one view), and the view ends with the call: a member who joins
+    between two contexts is in the second."""
+    chat = write_group(mem, "en")
+    records, reads = mem._core.records, []
+    real = records.list_docs
+
+    def spy(tenant, collection, **kw):
+        reads.append((tenant, collection, kw.get("prefix")))
+        return real(tenant, collection, **kw)
+
+    records.list_docs = spy
+    try:
+        assert "sparkling water" in context_text(mem, "alice", chat, "what is Bob bringing?")
+        assert reads and len(reads) == len(set(reads)), reads
+        assert "dave" not in mem.chats.get(chat)["members"]
+        mem.add_message(message_id="en.d", chat_id=chat, user_id="dave", user_name="Dave", content="I bring the napkins",
+                        create_time=T0 + 3600)
+        mem.flush()
+        assert "dave" in mem.chats.get(chat)["members"]
+        assert "napkins" in context_text(mem, "alice", chat, "who brings the napkins?")
+        assert "napkins" in context_text(mem, "dave", chat, "who brings napkins?")
+    finally:
+        records.list_docs = real
+
+
+def test_a_member_chat_that_carries_the_whole_session_is_its_only_source(mem):
+    """When every chat carrying a session is one of the user's chats, those chats hold all of the session
+    (the user's own turns and the bot's replies too): the window and a turn's neighbour are read from them
+    alone, and they are the same as when the user's own messages are read besides."""
+    chat = write_group(mem, "en")
+    mem.add_message(message_id="en.bot", chat_id=chat, user_id="bot", role="assistant", content="Noted, see you Saturday",
+                    create_time=T0 + 3000)
+    calls: list[str] = []
+    records = mem._core.records
+    real_window, real_chat = records.window, records.chat_window
+    records.window = lambda *a, **k: calls.append("window") or real_window(*a, **k)
+    records.chat_window = lambda *a, **k: calls.append("chat_window") or real_chat(*a, **k)
+    try:
+        got = [m.message_id for m in mem.get_session_messages("carol", chat, limit=4)]
+    finally:
+        records.window, records.chat_window = real_window, real_chat
+    assert calls == ["chat_window"]
+    everyone = sorted(records.scan_messages(mem.tenant_id, session_key=chat), key=lambda m: m.seq or 0)
+    assert got == [m.message_id for m in everyone][-4:] and got[-1] == "en.bot"

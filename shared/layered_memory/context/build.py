@@ -87,7 +87,17 @@ def build_context(
 ) -> Context:
     """The context of ``user_id``'s session ``session_id`` (arguments already checked). ``sources``: the
     memory sources to recall from (default ``sources.default_sources(with_docs)``); they are read when
-    the engine has an embedder and a vector index; without them only documents are, when asked (BM25)."""
+    the engine has an embedder and a vector index; without them only documents are, when asked (BM25).
+    Chat memberships are read once for the whole context (``ChatRegistry.snapshot``): the window, the
+    summary and every recalled turn's neighbour see the same members."""
+    with core.chats.snapshot():
+        return _build(core, handle, user_id, session_id, query, include_vector, max_tokens, task_id, with_docs, sources)
+
+
+def _build(
+    core: Kernel, handle: LayeredMemory, user_id: str, session_id: str, query: str | None, include_vector: bool, max_tokens: int | None,
+    task_id: str | None, with_docs: bool, sources: Sequence[MemorySource] | None,
+) -> Context:
     t_start = time.perf_counter()
     cfg = core.settings.memory
     budget = max_tokens if max_tokens is not None else core.settings.context.max_tokens

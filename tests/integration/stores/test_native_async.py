@@ -34,7 +34,8 @@ BACKENDS = ("redis", "cluster", "postgres", "redis-core")
 
 
 def watched(cls: type) -> type:
-    """``cls`` recording, per ``window`` call, its thread and whether it ran natively (never changing what it does)."""
+    """``cls`` recording, per window read (``window``: a user's messages, ``chat_window``: a chat's), its thread
+    and whether it ran natively (never changing what it does)."""
 
     class Watched(cls):  # type: ignore[misc, valid-type]
         calls: list[tuple[int, bool]] = []
@@ -42,6 +43,10 @@ def watched(cls: type) -> type:
         def window(self, *args: Any, **kwargs: Any) -> Any:
             self.calls.append((threading.get_ident(), in_native()))
             return super().window(*args, **kwargs)
+
+        def chat_window(self, *args: Any, **kwargs: Any) -> Any:
+            self.calls.append((threading.get_ident(), in_native()))
+            return super().chat_window(*args, **kwargs)
 
     return Watched
 
