@@ -295,3 +295,33 @@ def test_the_message_search_reads_a_deep_tail_of_one_and_a_half_per_hit(mem, mon
         mem.settings.context.search_depth = None
     prefetch = mem.settings.retrieval.prefetch_limit
     assert [prefetch] * 2 in reads and not any(max(r) > prefetch for r in reads)
+
+
+def test_the_whole_is_counted_once_and_the_budget_still_filled():
+    """The refill's room is estimated (the dates the rendering leaves out, the newline a line's last token takes
+    in), so the assembly counts the whole context once, not before and after the refill: the result stays under
+    ``max_tokens`` and leaves no more room than the last line it could not fit."""
+    from layered_memory.context.assemble import REFILL_SLACK
+    from layered_memory.context.lines import MEMORY_HEADER
+    from layered_memory.providers.tokens import get_token_counter
+
+    real = get_token_counter()
+    blocks: list[str] = []
+
+    def count(text: str) -> int:
+        if text.startswith(MEMORY_HEADER + "\n"):  # the whole block (its header alone is counted once for its cost)
+            blocks.append(text)
+        return real(text)
+
+    window = [message(90, "so what do I pack for the trip?")]
+    lines = [Candidate(MemoryLine(f"On day {i} we walk {i % 7 + 2} km along the {('river', 'coast', 'ridge')[i % 3]} trail.",
+                                  f"s1|m{i}", T0 + timedelta(minutes=7 * i), "Anna"), "memory", "message", (1 + i) ** -1.4,
+                       term_set=frozenset({f"day{i}", "trail"})) for i in range(80)]
+    for budget in (300, 800, 1500):  # all 80 lines take about 1,800
+        blocks.clear()
+        out = assemble(summary=None, user_data=None, window=window, candidates=lines, max_tokens=budget, count=count)
+        total = context_tokens(out, real)
+        shown = next(m.content for m in out if m.kind == "memory")
+        assert len(blocks) == 1 and blocks[0] == shown, budget  # one count of the block, the one shown
+        longest = max(real("- " + c.item.render()) + 1 for c in lines)
+        assert budget - REFILL_SLACK - longest <= total <= budget, (budget, total)
