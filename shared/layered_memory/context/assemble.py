@@ -29,6 +29,7 @@ lines of their block.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import InvalidInputError
@@ -250,11 +251,20 @@ def _rendering_saves(lines: Mapping[str, list[Candidate]], count: Callable[[str]
         undated = sum(1 for a, z in zip(days, days[1:]) if a[:10] == z[:10])
         if undated and probe is not None:
             saved += undated * max(0, tokens_of(count, f"{LINE_PREFIX}[{probe}] x") - tokens_of(count, f"{LINE_PREFIX}[{probe[11:]}] x"))
+        last = max(lines[b], key=_time_order, default=None)  # the block's last line: no newline after it
         for c in lines[b]:
             end = c.item.text.rstrip()[-1:]
-            if end and not end.isalnum():
+            if c is not last and end and not end.isalnum():
                 saved += min(1, max(0, tokens_of(count, "x" + end) + 1 - tokens_of(count, "x" + end + "\n")))
     return saved
+
+
+def _time_order(c: Candidate) -> tuple[bool, datetime]:
+    """``lines.render_lines``' order: undated first, then by time."""
+    return (c.item.when is not None, c.item.when or _MIN_TIME)
+
+
+_MIN_TIME = datetime.min.replace(tzinfo=timezone.utc)
 
 
 def _counted(head: Mapping[str, str], win: Sequence[ContextMessage], lines: Mapping[str, list[Candidate]],
