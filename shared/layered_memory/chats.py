@@ -259,21 +259,21 @@ class ChatRegistry:
         carried = chats & set(member)
         return sorted(carried), bool(chats) and carried == chats
 
-    def _sources(self, tenant: str, user_id: str, session_key: str, member: Iterable[str] | None = None) -> list[dict[str, str]]:
-        """Where ``user_id``'s view of a session is read from: their own messages, and each of their member
-        chats (``member``, read when not given) that carries the session (only those when they are all the
-        session's chats: ``_carried``)."""
+    def _sources(self, tenant: str, user_id: str, session_key: str, member: Iterable[str] | None = None, *,
+                 bots: bool = False) -> list[dict[str, str]]:
+        """Where ``user_id``'s view of a session is read from: their own messages (and with ``bots`` each bot
+        id's), and each of their member chats (``member``, read when not given) that carries the session
+        (only those when they are all the session's chats: ``_carried``)."""
         carried, covered = self._carried(tenant, user_id, session_key, member)
-        return [*([] if covered else [{"user_id": user_id}]), *({"chat_id": c} for c in carried)]
+        own = [] if covered else [{"user_id": u} for u in [user_id, *(sorted(self.bots - {user_id}) if bots else [])]]
+        return [*own, *({"chat_id": c} for c in carried)]
 
     def after(self, tenant: str, user_id: str, session_key: str, after_seq: int, limit: int, *,
               member: Iterable[str] | None = None) -> list[Message]:
         """Up to ``limit`` messages of the session after ``after_seq`` that ``user_id`` sees (``window``'s rule:
         the member chats' messages, whoever wrote them, and the bot's replies), oldest first."""
         found: dict[Any, Message] = {}
-        sources = self._sources(tenant, user_id, session_key, member)
-        bots = [{"user_id": b} for b in sorted(self.bots - {user_id})] if {"user_id": user_id} in sources else []
-        for where in [*sources, *bots]:
+        for where in self._sources(tenant, user_id, session_key, member, bots=True):
             page = self.records.scan_messages(tenant, session_key=session_key, after_seq=after_seq, limit=limit, **where)
             found.update((m.ref, m) for m in page)
         return sorted(found.values(), key=lambda m: (m.seq or 0, m.create_time))[:limit]

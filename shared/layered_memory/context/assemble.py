@@ -29,7 +29,6 @@ lines of their block.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import InvalidInputError
@@ -37,7 +36,7 @@ from ..models import ContextMessage, Message, check_id
 from ..providers.tokens import first_grapheme, fit_to_tokens
 from ..session_summaries import join_units, split_sentences, summary_units
 from .lines import (
-    BLOCKS, HEADERS, LINE_PREFIX, PER_MESSAGE_TOKENS, SUMMARY_PREFIX, USER_DATA_HEADER, block_text, context_tokens, line, stamp,
+    BLOCKS, HEADERS, LINE_PREFIX, PER_MESSAGE_TOKENS, SUMMARY_PREFIX, USER_DATA_HEADER, block_text, context_tokens, dated, line, stamp,
 )
 from .ranking import MESSAGE_KINDS, Candidate, Chosen, normalized, per_token, tokens_of
 from .window import without_leading_replies
@@ -215,13 +214,14 @@ def assemble(
         else:
             freed += before - count(head["summary"])
             chosen.add(text=head["summary"], verbatim=True)
-    taken = _taken(fill)
+    taken = {id(c) for b in BLOCKS for c in fill.lines[b]}
     rest = [c for c in sorted(kept, key=lambda c: -per_token(c)) if id(c) not in taken]
     # the room is estimated, so the whole is counted once, after the refills; the count decides
     for _ in range(REFILLS):  # the lines a refill adds leave their dates out too: room for a few more
         saves = freed + _rendering_saves(fill.lines, count)
         fill.used -= saves
-        added = bool(rest) and fill.used < max_tokens - REFILL_SLACK and _refill(fill, rest, chosen)
+        # every line left out is tried again (one a previous round took is refused as a repeat: ``Chosen``)
+        added = fill.used < max_tokens - REFILL_SLACK and any([fill.try_line(c, chosen) for c in rest])
         fill.used += saves  # back to the sum of the parts
         if not added:
             break
@@ -231,40 +231,23 @@ def assemble(
     return out
 
 
-def _taken(fill: _Fill) -> set[int]:
-    return {id(c) for b in BLOCKS for c in fill.lines[b]}
-
-
-def _refill(fill: _Fill, rest: Sequence[Candidate], chosen: Chosen) -> bool:
-    taken = _taken(fill)
-    return any([fill.try_line(c, chosen) for c in rest if id(c) not in taken])
-
-
 def _rendering_saves(lines: Mapping[str, list[Candidate]], count: Callable[[str], int]) -> int:
     """About the tokens rendering the chosen lines into blocks saves on the sum of their counts: a line on the
-    same date as the one above it shows only its time (``lines.render_lines``), and a line that ends in
-    punctuation takes the newline after it into its last token (o200k: ".\n" is one token)."""
-    saved, probe = 0, None
+    same date as the one above it shows only its time (``lines.dated``), and a line that ends in punctuation
+    takes the newline after it into its last token (o200k: ".\n" is one token; the block's last line has none)."""
+    saved, date_cost = 0, None
     for b in BLOCKS:
-        days = sorted(stamp(c.item.when) for c in lines[b] if c.item.when is not None)
-        probe = probe or (days[0] if days else None)
-        undated = sum(1 for a, z in zip(days, days[1:]) if a[:10] == z[:10])
-        if undated and probe is not None:
-            saved += undated * max(0, tokens_of(count, f"{LINE_PREFIX}[{probe}] x") - tokens_of(count, f"{LINE_PREFIX}[{probe[11:]}] x"))
-        last = max(lines[b], key=_time_order, default=None)  # the block's last line: no newline after it
-        for c in lines[b]:
+        ordered = dated(lines[b])
+        for i, (c, shows_date) in enumerate(ordered):
+            if not shows_date:
+                if date_cost is None:  # what one date costs, probed once on the first line that leaves it out
+                    full = stamp(c.item.when)
+                    date_cost = max(0, tokens_of(count, f"{LINE_PREFIX}[{full}] x") - tokens_of(count, f"{LINE_PREFIX}[{full[11:]}] x"))
+                saved += date_cost
             end = c.item.text.rstrip()[-1:]
-            if c is not last and end and not end.isalnum():
+            if i < len(ordered) - 1 and end and not end.isalnum():
                 saved += min(1, max(0, tokens_of(count, "x" + end) + 1 - tokens_of(count, "x" + end + "\n")))
     return saved
-
-
-def _time_order(c: Candidate) -> tuple[bool, datetime]:
-    """``lines.render_lines``' order: undated first, then by time."""
-    return (c.item.when is not None, c.item.when or _MIN_TIME)
-
-
-_MIN_TIME = datetime.min.replace(tzinfo=timezone.utc)
 
 
 def _counted(head: Mapping[str, str], win: Sequence[ContextMessage], lines: Mapping[str, list[Candidate]],

@@ -90,31 +90,24 @@ def build_context(
     the engine has an embedder and a vector index; without them only documents are, when asked (BM25).
     Chat memberships are read once for the whole context (``ChatRegistry.snapshot``): the window, the
     summary and every recalled turn's neighbour see the same members."""
-    with core.chats.snapshot():
-        return _build(core, handle, user_id, session_id, query, include_vector, max_tokens, task_id, with_docs, sources)
-
-
-def _build(
-    core: Kernel, handle: LayeredMemory, user_id: str, session_id: str, query: str | None, include_vector: bool, max_tokens: int | None,
-    task_id: str | None, with_docs: bool, sources: Sequence[MemorySource] | None,
-) -> Context:
     t_start = time.perf_counter()
     cfg = core.settings.memory
     budget = max_tokens if max_tokens is not None else core.settings.context.max_tokens
-    t0 = time.perf_counter()
-    summary = SessionSummaries(core, handle.scope).current(user_id, session_id)
-    user_data = handle.get_user_data(user_id)
-    window = session_window(core.chats, handle.tenant_id, user_id, session_id, cfg.short_term_window)
-    timings = {"window": _ms(t0)}
-    cands: list[Candidate] = []
-    t0 = time.perf_counter()
-    texts = _queries(handle, user_id, query, window, task_id)
-    if texts and include_vector and core.embedder is not None and core.index is not None:
-        cands = recall(core, handle, user_id, session_id, texts, window, with_docs, budget, sources)
-    elif texts and with_docs:  # documents without the message tiers (no embedder: BM25 documents)
-        cands = document_candidates(core, handle.for_user(user_id).documents, texts[0])
-        score_relevance(cands, [set(terms_of(core.analyzer, t)) for t in texts], {})
-    timings["recall"] = _ms(t0)
+    with core.chats.snapshot():
+        t0 = time.perf_counter()
+        summary = SessionSummaries(core, handle.scope).current(user_id, session_id)
+        user_data = handle.get_user_data(user_id)
+        window = session_window(core.chats, handle.tenant_id, user_id, session_id, cfg.short_term_window)
+        timings = {"window": _ms(t0)}
+        cands: list[Candidate] = []
+        t0 = time.perf_counter()
+        texts = _queries(handle, user_id, query, window, task_id)
+        if texts and include_vector and core.embedder is not None and core.index is not None:
+            cands = recall(core, handle, user_id, session_id, texts, window, with_docs, budget, sources)
+        elif texts and with_docs:  # documents without the message tiers (no embedder: BM25 documents)
+            cands = document_candidates(core, handle.for_user(user_id).documents, texts[0])
+            score_relevance(cands, [set(terms_of(core.analyzer, t)) for t in texts], {})
+        timings["recall"] = _ms(t0)
     t0 = time.perf_counter()
     caps = {"memory": cfg.relevant_memory_k, "conversation_memory": cfg.conversation_memory_k}
     out = assemble(summary=summary, user_data=user_data, window=window, candidates=cands, max_tokens=budget,

@@ -99,16 +99,30 @@ class MemoryLine:
         return line(self.when, self.who, self.text, date=date)
 
 
-def render_lines(items: Sequence[MemoryLine]) -> list[str]:
-    """Lines of one block in time order (undated ones first), the date left out when it repeats."""
-    ordered = sorted(items, key=lambda x: (x.when is not None, x.when or datetime.min.replace(tzinfo=timezone.utc)))
-    out: list[str] = []
+def dated(items: Sequence[Any]) -> list[tuple[Any, bool]]:
+    """The items of one block (``MemoryLine``, or anything with ``.item`` holding one) in time order (undated
+    ones first), each with whether its line shows the date: not when the line above is on the same date."""
+    ordered = sorted(items, key=lambda x: _time_key(getattr(x, "item", x)))
+    out: list[tuple[Any, bool]] = []
     last_day: str | None = None
-    for item in ordered:
-        day = stamp(item.when)[:10] if item.when is not None else None
-        out.append(item.render(date=day is None or day != last_day))
+    for x in ordered:
+        when = getattr(x, "item", x).when
+        day = stamp(when)[:10] if when is not None else None
+        out.append((x, day is None or day != last_day))
         last_day = day
     return out
+
+
+def _time_key(item: MemoryLine) -> tuple[bool, datetime]:
+    return (item.when is not None, item.when or _MIN_TIME)
+
+
+_MIN_TIME = datetime.min.replace(tzinfo=timezone.utc)
+
+
+def render_lines(items: Sequence[MemoryLine]) -> list[str]:
+    """Lines of one block in time order (undated ones first), the date left out when it repeats (``dated``)."""
+    return [item.render(date=date) for item, date in dated(items)]
 
 
 def block_text(kind: str, items: Sequence[MemoryLine]) -> str:
@@ -193,6 +207,6 @@ class Context(list):  # type: ignore[type-arg]
 
 __all__ = [
     "BLOCKS", "CONVERSATION_HEADER", "Context", "DOCUMENTS_HEADER", "HEADERS", "LINE_PREFIX", "MEMORY_HEADER", "MemoryLine",
-    "PER_MESSAGE_TOKENS", "SUMMARY_PREFIX", "USER_DATA_HEADER", "block_text", "context_line", "context_tokens", "hit_line", "line",
+    "PER_MESSAGE_TOKENS", "SUMMARY_PREFIX", "USER_DATA_HEADER", "block_text", "context_line", "context_tokens", "dated", "hit_line", "line",
     "message_line", "message_tokens", "render_lines", "speaker_name", "stamp",
 ]
