@@ -19,7 +19,8 @@ tiktoken counter, 4 tokens per message):
   packed into the budget, and into the tokens ``get_context_for_user`` actually used (``search @ same
   tokens``), each hit as the retrievers render it (``[2024-05-02 09:05] Anna: text``, one after the
   other); ``compact lines``: the same hits in the context's own rendering (time order, a repeated date
-  left out), to tell the ranking's share from the rendering's;
+  left out, the time of day only within a day of the newest turn), to tell the ranking's share from the
+  rendering's;
 - ``context private`` / ``context group``: ``get_context_for_user(asker, last session, query=question,
   max_tokens=budget)``; ``ctx.text`` is the prompt.
 
@@ -93,22 +94,24 @@ def prewarm(convs: list[Conv], emb, framings=FRAMINGS) -> None:
     emb.cache.save()
 
 
-def line_pack(lines: list, count, budget: int, compact: bool = True) -> tuple[str, int]:
+def line_pack(lines: list, count, budget: int, compact: bool = True, newest=None) -> tuple[str, int]:
     """Lines (``MemoryLine``) taken in the given order while they fit ``budget`` tokens, as one block:
-    ``compact`` in the context's rendering (time order, a repeated date left out), else in rank order
-    with the full date on every line (the retrievers' documents, one after the other)."""
-    from layered_memory.context.lines import PER_MESSAGE_TOKENS, block_text
+    ``compact`` in the context's rendering (time order, a repeated date left out, the time of day only within
+    a day of ``newest``), else in rank order with the full date and time on every line (the retrievers'
+    documents, one after the other)."""
+    from layered_memory.context.lines import PER_MESSAGE_TOKENS, block_text, recent_from, shows_time
 
+    recent = recent_from(newest) if compact else None
     chosen: list = []
     used = count("Relevant memory:") + PER_MESSAGE_TOKENS
     for ln in lines:
-        cost = count("- " + ln.render()) + 1
+        cost = count("- " + ln.render(time=recent is None or shows_time(ln.when, recent))) + 1
         if used + cost <= budget:
             chosen.append(ln)
             used += cost
     if not chosen:
         return "", 0
-    text = block_text("memory", chosen) if compact else "Relevant memory:\n" + "\n".join("- " + ln.render() for ln in chosen)
+    text = block_text("memory", chosen, recent) if compact else "Relevant memory:\n" + "\n".join("- " + ln.render() for ln in chosen)
     return text, count(text) + PER_MESSAGE_TOKENS
 
 
@@ -161,7 +164,7 @@ def run_quality(name: str, convs: list[Conv], emb, budgets, framings, process: b
                     for b in budgets:
                         for label, target, compact in (("search", b, False), ("search @ same tokens", used[b], False),
                                                        ("search @ same tokens, compact lines", used[b], True)):
-                            text, n = line_pack(hits, count, target, compact)
+                            text, n = line_pack(hits, count, target, compact, c.turns[-1].time)
                             scores[(label, b)].append((*evidence_scores(text, c, ev), n))
                         text, n = buffer_text(c, count, b)
                         scores[("buffer", b)].append((*evidence_scores(text, c, ev), n))

@@ -14,8 +14,9 @@ sessions), and when asked "Relevant documents: ...". ``max_tokens`` is a target,
    none at all when the best candidate is under ``context.relevance_gate`` (the question is about nothing
    in memory: an empty block beats a wrong one); nor one that repeats what is already in (``ranking.Chosen``);
 4. the session summary loses the sentences that a chosen line or the window already holds;
-5. what rendering the blocks frees (``lines``: a line on the date of the one above shows only its time, a
-   line ending in punctuation takes the newline into its last token; the summary's dropped sentences; the
+5. what rendering the blocks frees (``lines``: a line on the date of the one above leaves its date out, a line
+   older than a day its time of day, a line ending in punctuation takes the newline into its last token; the
+   summary's dropped sentences; the
    window's leading replies) is estimated and filled again, in up to ``REFILLS`` rounds; then the whole
    is counted once with the real tokenizer, and while it is over ``max_tokens`` (the estimate is a few
    tokens off) the weakest line goes: the result is never over ``max_tokens``. Measured on LoCoMo and
@@ -29,6 +30,7 @@ lines of their block.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from ..errors import InvalidInputError
@@ -36,7 +38,8 @@ from ..models import ContextMessage, Message, check_id
 from ..providers.tokens import first_grapheme, fit_to_tokens
 from ..session_summaries import join_units, split_sentences, summary_units
 from .lines import (
-    BLOCKS, HEADERS, LINE_PREFIX, PER_MESSAGE_TOKENS, SUMMARY_PREFIX, USER_DATA_HEADER, block_text, context_tokens, dated, line, stamp,
+    BLOCKS, HEADERS, LINE_PREFIX, PER_MESSAGE_TOKENS, SUMMARY_PREFIX, USER_DATA_HEADER, block_text, context_tokens, dated, line, recent_from,
+    shows_time, time_head,
 )
 from .ranking import MESSAGE_KINDS, Candidate, Chosen, normalized, per_token, tokens_of
 from .window import without_leading_replies
@@ -89,12 +92,16 @@ def _summary_without(summary: str, shown: Sequence[str]) -> str:
 class _Fill:
     """The greedy fill: what is chosen so far and what it costs."""
 
-    def __init__(self, budget: int, count: Callable[[str], int], caps: Mapping[str, int]) -> None:
-        self.budget, self.count, self.caps = budget, count, caps
+    def __init__(self, budget: int, count: Callable[[str], int], caps: Mapping[str, int], recent: datetime) -> None:
+        self.budget, self.count, self.caps, self.recent = budget, count, caps, recent
         self.used = 0
         self.lines: dict[str, list[Candidate]] = {b: [] for b in BLOCKS}
         self.messages: dict[str, int] = {b: 0 for b in BLOCKS}  # message lines per block (the caps)
         self.header_cost = {b: count(HEADERS[b]) + PER_MESSAGE_TOKENS for b in BLOCKS}
+
+    def text(self, c: Candidate) -> str:
+        """A line as its cost is counted: with its date, and its time of day when it is recent (``lines.dated``)."""
+        return LINE_PREFIX + c.item.render(time=shows_time(c.item.when, self.recent))
 
     def room(self) -> int:
         return self.budget - self.used
@@ -103,7 +110,7 @@ class _Fill:
         block = self.lines[c.block]
         room = self.room() - (0 if block else self.header_cost[c.block])
         if not c.tokens:
-            text = LINE_PREFIX + c.item.render()
+            text = self.text(c)
             if len(text) > MAX_CHARS_PER_TOKEN * room:  # cannot fit whatever it counts: spare the tokenizer
                 return False
             c.tokens = tokens_of(self.count, text) + 1
@@ -135,7 +142,8 @@ def assemble(
     (``ranking.score_relevance``); their ``tokens`` are set here. No recalled line goes in unless the best
     candidate reaches ``gate``, and none under ``floor`` (the user's profile always may)."""
     caps = caps or {}
-    fill = _Fill(max_tokens, count, caps)
+    recent = recent_from(window[-1].create_time if window else None)
+    fill = _Fill(max_tokens, count, caps, recent)
     chosen = Chosen(cross=any(c.kind not in MESSAGE_KINDS for c in candidates))
     msgs = [ContextMessage(role=m.role, content=m.content, kind="window", message_id=m.message_id, chat_id=m.chat_id,
                            name=m.user_name or (m.user_id if m.role == "user" else None), create_time=m.create_time)
@@ -166,7 +174,7 @@ def assemble(
     best = max((c.relevance for c in candidates if c.kind != "profile"), default=0.0)
     kept = [c for c in candidates if c.value > 0 and (c.kind == "profile" or (best >= gate and c.relevance >= floor))]
     for c in kept:  # message lines go by rank (``ranking.per_token``): counted when they are tried
-        c.tokens = 0 if c.kind in MESSAGE_KINDS else tokens_of(count, LINE_PREFIX + c.item.render()) + 1
+        c.tokens = 0 if c.kind in MESSAGE_KINDS else tokens_of(count, fill.text(c)) + 1
         pool.append((per_token(c), 2, c))
     pool.sort(key=lambda x: -x[0])
     head: dict[str, str] = {}
@@ -218,32 +226,34 @@ def assemble(
     rest = [c for c in sorted(kept, key=lambda c: -per_token(c)) if id(c) not in taken]
     # the room is estimated, so the whole is counted once, after the refills; the count decides
     for _ in range(REFILLS):  # the lines a refill adds leave their dates out too: room for a few more
-        saves = freed + _rendering_saves(fill.lines, count)
+        saves = freed + _rendering_saves(fill.lines, count, recent)
         fill.used -= saves
         # every line left out is tried again (one a previous round took is refused as a repeat: ``Chosen``)
         added = fill.used < max_tokens - REFILL_SLACK and any([fill.try_line(c, chosen) for c in rest])
         fill.used += saves  # back to the sum of the parts
         if not added:
             break
-    out, total = _counted(head, win, fill.lines, count)
+    out, total = _counted(head, win, fill.lines, count, recent)
     while total > max_tokens and _drop_weakest(fill):  # token boundaries: a few tokens off the sum of the parts
-        out, total = _counted(head, win, fill.lines, count)
+        out, total = _counted(head, win, fill.lines, count, recent)
     return out
 
 
-def _rendering_saves(lines: Mapping[str, list[Candidate]], count: Callable[[str], int]) -> int:
-    """About the tokens rendering the chosen lines into blocks saves on the sum of their counts: a line on the
-    same date as the one above it shows only its time (``lines.dated``), and a line that ends in punctuation
-    takes the newline after it into its last token (o200k: ".\n" is one token; the block's last line has none)."""
-    saved, date_cost = 0, None
+def _rendering_saves(lines: Mapping[str, list[Candidate]], count: Callable[[str], int], recent: datetime) -> int:
+    """About the tokens rendering the chosen lines into blocks saves on the sum of their counts (``_Fill.text``): a
+    line on the same date as the one above it leaves its date out (``lines.dated``), and a line that ends in
+    punctuation takes the newline after it into its last token (o200k: ".\n" is one token; the block's last
+    line has none)."""
+    saved = 0
+    date_cost: dict[bool, int] = {}  # what leaving the date out saves, with and without the time, probed once each
     for b in BLOCKS:
-        ordered = dated(lines[b])
-        for i, (c, shows_date) in enumerate(ordered):
-            if not shows_date:
-                if date_cost is None:  # what one date costs, probed once on the first line that leaves it out
-                    full = stamp(c.item.when)
-                    date_cost = max(0, tokens_of(count, f"{LINE_PREFIX}[{full}] x") - tokens_of(count, f"{LINE_PREFIX}[{full[11:]}] x"))
-                saved += date_cost
+        ordered = dated(lines[b], recent)
+        for i, (c, shows_date, timed) in enumerate(ordered):
+            if not shows_date and c.item.when is not None:
+                if timed not in date_cost:
+                    with_date = tokens_of(count, f"{LINE_PREFIX}{time_head(c.item.when, time=timed)}x")
+                    date_cost[timed] = max(0, with_date - tokens_of(count, f"{LINE_PREFIX}{time_head(c.item.when, date=False, time=timed)}x"))
+                saved += date_cost[timed]
             end = c.item.text.rstrip()[-1:]
             if i < len(ordered) - 1 and end and not end.isalnum():
                 saved += min(1, max(0, tokens_of(count, "x" + end) + 1 - tokens_of(count, "x" + end + "\n")))
@@ -251,8 +261,8 @@ def _rendering_saves(lines: Mapping[str, list[Candidate]], count: Callable[[str]
 
 
 def _counted(head: Mapping[str, str], win: Sequence[ContextMessage], lines: Mapping[str, list[Candidate]],
-             count: Callable[[str], int]) -> tuple[list[ContextMessage], int]:
-    out = _render(head, win, lines)
+             count: Callable[[str], int], recent: datetime) -> tuple[list[ContextMessage], int]:
+    out = _render(head, win, lines, recent)
     return out, context_tokens(out, count)
 
 
@@ -276,7 +286,8 @@ def _fit_sentences(text: str, room: int, count: Callable[[str], int]) -> str | N
     return " ".join(kept) or None
 
 
-def _render(head: Mapping[str, str], window: Sequence[ContextMessage], lines: Mapping[str, list[Candidate]]) -> list[ContextMessage]:
+def _render(head: Mapping[str, str], window: Sequence[ContextMessage], lines: Mapping[str, list[Candidate]],
+            recent: datetime) -> list[ContextMessage]:
     out: list[ContextMessage] = []
     if head.get("summary"):
         out.append(ContextMessage(role="system", content=SUMMARY_PREFIX + head["summary"], kind="summary"))
@@ -285,7 +296,7 @@ def _render(head: Mapping[str, str], window: Sequence[ContextMessage], lines: Ma
     out.extend(window)
     for b in BLOCKS:
         if lines[b]:
-            out.append(ContextMessage(role="system", content=block_text(b, [c.item for c in lines[b]]), kind=b))  # type: ignore[arg-type]
+            out.append(ContextMessage(role="system", content=block_text(b, [c.item for c in lines[b]], recent), kind=b))  # type: ignore[arg-type]
     return out
 
 

@@ -297,10 +297,27 @@ def test_the_message_search_reads_a_deep_tail_of_one_and_a_half_per_hit(mem, mon
     assert [prefetch] * 2 in reads and not any(max(r) > prefetch for r in reads)
 
 
-def test_the_whole_is_counted_once_and_the_budget_still_filled():
-    """The refill's room is estimated (the dates the rendering leaves out, the newline a line's last token takes
-    in), so the assembly counts the whole context once, not before and after the refill: the result stays under
-    ``max_tokens`` and leaves no more room than the last line it could not fit."""
+def test_old_lines_show_their_date_once_and_no_time_of_day():
+    """A recalled line older than a day before the newest message shows its date when the line above is on another
+    date, and no time of day; a recent one keeps its time ("this morning" needs it)."""
+    window = [message(90, "what did we settle on?")]  # 2024-05-01 10:30
+    at = [datetime(2024, 3, 1, 8, 0, tzinfo=timezone.utc), datetime(2024, 3, 1, 8, 5, tzinfo=timezone.utc),
+          datetime(2024, 3, 9, 23, 0, tzinfo=timezone.utc), datetime(2024, 4, 30, 20, 0, tzinfo=timezone.utc), T0 + timedelta(minutes=10),
+          T0 + timedelta(minutes=20)]
+    lines = [Candidate(MemoryLine(f"plan {i}", f"s1|m{i}", when, "Anna"), "memory", "message", 1.0 - i / 10, relevance=1.0,
+                       term_set=frozenset({f"plan{i}"})) for i, when in enumerate(at)]
+    out = assemble(summary=None, user_data=None, window=window, candidates=lines, max_tokens=500, count=len)
+    shown = next(m.content for m in out if m.kind == "memory").split("\n")[1:]
+    assert shown == ["- [2024-03-01] Anna: plan 0", "- Anna: plan 1", "- [2024-03-09] Anna: plan 2", "- [2024-04-30 20:00] Anna: plan 3",
+                     "- [2024-05-01 09:10] Anna: plan 4", "- [09:20] Anna: plan 5"]
+
+
+@pytest.mark.parametrize("first, step", [(T0, timedelta(minutes=7)), (T0 - timedelta(days=40), timedelta(hours=7))],
+                         ids=["recent lines", "old lines"])
+def test_the_whole_is_counted_once_and_the_budget_still_filled(first, step):
+    """The refill's room is estimated (the dates and times of day the rendering leaves out, the newline a line's
+    last token takes in), so the assembly counts the whole context once, not before and after the refill: the
+    result stays under ``max_tokens`` and leaves no more room than the last line it could not fit."""
     from layered_memory.context.assemble import REFILL_SLACK
     from layered_memory.context.lines import MEMORY_HEADER
     from layered_memory.providers.tokens import get_token_counter
@@ -315,7 +332,7 @@ def test_the_whole_is_counted_once_and_the_budget_still_filled():
 
     window = [message(90, "so what do I pack for the trip?")]
     lines = [Candidate(MemoryLine(f"On day {i} we walk {i % 7 + 2} km along the {('river', 'coast', 'ridge')[i % 3]} trail.",
-                                  f"s1|m{i}", T0 + timedelta(minutes=7 * i), "Anna"), "memory", "message", (1 + i) ** -1.4,
+                                  f"s1|m{i}", first + step * i, "Anna"), "memory", "message", (1 + i) ** -1.4,
                        term_set=frozenset({f"day{i}", "trail"})) for i in range(80)]
     for budget in (300, 800, 1500):  # all 80 lines take about 1,800
         blocks.clear()
