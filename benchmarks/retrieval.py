@@ -101,7 +101,7 @@ OFF = {"fusion": "rrf", **{name: 0.0 for name in SIGNAL_WEIGHTS}}
 # The previous release's query path: one dense vector and BM25 as one batch, adaptive fusion, its signal weights
 # (the cost of what it ran; the dense vector it held was the context text, which costs the same to search).
 PREVIOUS_PATH = {"dense_vectors": "text", "fusion": "adaptive", "neighbour_weight": 0.4, "session_weight": 0.3,
-                 "speaker_weight": 0.7, "phrase_weight": 0.0, "time_weight": 0.8}
+                 "speaker_weight": 0.7, "phrase_weight": 0.0, "time_weight": 0.8, "time_decay": 1.0}
 PREVIOUS_PATH_LABEL = "previous release's path (one dense vector, adaptive, its signals)"
 
 

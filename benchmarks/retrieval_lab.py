@@ -315,7 +315,7 @@ def _combos2() -> list[tuple[str, dict]]:
 
 
 GRIDS["combos2"] = _combos2()
-_PICK = {"neighbour_weight": 0.4, "session_weight": 0.3, "speaker_weight": 0.7, "time_weight": 0.8}
+_PICK = {"neighbour_weight": 0.4, "session_weight": 0.3, "speaker_weight": 0.7, "time_weight": 0.8, "time_decay": 1.0}
 GRIDS["final"] = [(f"{f} {k}={v}", {**OFF, **_PICK, "fusion": f, k: v}) for f in ("adaptive", "rrf")
                   for k, v in (("time_decay", 0.5), ("time_decay", 1.0), ("time_decay", 2.0), ("neighbour_span", 2), ("phrase_weight", 0.2),
                                ("speaker_weight", 0.5), ("adaptive_power", 0.5), ("adaptive_power", 2.0), ("fusion_dense_weight", 0.7))]

@@ -393,7 +393,7 @@ def main() -> None:
                 print(f"  {held:<16} {rules[m]:.3f} -> {learned[m]:.3f}   (R@10 {rules[1]:.3f} -> {learned[1]:.3f})")
 
 
-SIGNALS = {"neighbour_weight": 0.4, "session_weight": 0.3, "speaker_weight": 0.7, "time_weight": 0.8}  # the previous release's
+SIGNALS = {"neighbour_weight": 0.4, "session_weight": 0.3, "speaker_weight": 0.7, "time_weight": 0.8, "time_decay": 1.0}  # the previous release's
 
 
 def _fusion_grid() -> list[tuple[str, str, dict]]:
@@ -487,8 +487,15 @@ def _locomo_grid() -> list[tuple[str, str, dict]]:
     return out
 
 
+def _time_grid() -> list[tuple[str, str, dict]]:
+    """The time signal's weight and decay around the defaults (hit@1 and R@5: a dated question's turn)."""
+    return [(f"time_weight={w} time_decay={d}", "hybrid", {**PICKED, "time_weight": w, "time_decay": d})
+            for w in (0.8, 1.2, 1.6, 2.0, 2.5, 3.0) for d in (0.5, 1.0)]
+
+
 PICKED = {**OFF, **SIGNALS, "neighbour_weight": 0.3, "session_weight": 0.0, "fusion": "confidence", "fusion_dense_weight": 1.5,
-          "confidence_power": 0.5, "confidence_margin": 0.0, "confidence_disagreement": 1.0, "confidence_rare": 0.3, "confidence_length": 0.0}
+          "confidence_power": 0.5, "confidence_margin": 0.0, "confidence_disagreement": 1.0, "confidence_rare": 0.3, "confidence_length": 0.0,
+          "time_weight": 2.5, "time_decay": 0.5}  # the time signal: --grid time --metric hit@1
 GRIDS["picked"] = [("picked (the defaults)", "hybrid", PICKED)]
 GRIDS["ablate"] = [("picked", "hybrid", PICKED)] + [(f"picked, {k}=0", "hybrid", {**PICKED, k: 0.0}) for k in ("neighbour_weight", "speaker_weight", "time_weight")] + [
     ("picked, confidence_rare=0", "hybrid", {**PICKED, "confidence_rare": 0.0}), ("picked, disagreement=0", "hybrid", {**PICKED, "confidence_disagreement": 0.0}),
@@ -500,7 +507,7 @@ GRIDS["check"] = [("bm25", "bm25", {}), ("dense (mean)", "dense", {}), ("dense c
                   ("previous release's defaults", "hybrid", {**TODAY, **SIGNALS, "fusion": "adaptive", "fusion_dense_weight": 1.0,
                                                               "neighbour_weight": 0.4, "session_weight": 0.3}),
                   ("picked (the defaults)", "hybrid", PICKED)]
-GRIDS_FN: dict = {"locomo": _locomo_grid, "wide": _wide_grid, "fusion": _fusion_grid, "weights": _weights_grid, "combo": _combo_grid, "confidence": _confidence_grid,
+GRIDS_FN: dict = {"locomo": _locomo_grid, "wide": _wide_grid, "fusion": _fusion_grid, "weights": _weights_grid, "combo": _combo_grid, "time": _time_grid, "confidence": _confidence_grid,
                   "signals": lambda: _signal_grid({"fusion": "zscore", "fusion_dense_weight": 2.0}),
                   "signals_conf": lambda: _signal_grid(CONFIDENCE)}
 

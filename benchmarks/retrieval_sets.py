@@ -42,7 +42,7 @@ from layered_memory import LayeredMemory, LayeredMemorySettings  # noqa: E402
 
 PLAIN_RRF = {**OFF, "rrf_k": 60, "dense_weight": 1.0, "sparse_weight": 1.0}
 PREVIOUS = {"dense_vectors": "context", "fusion": "adaptive", "neighbour_weight": 0.4, "session_weight": 0.3,
-            "speaker_weight": 0.7, "phrase_weight": 0.0, "time_weight": 0.8}
+            "speaker_weight": 0.7, "phrase_weight": 0.0, "time_weight": 0.8, "time_decay": 1.0}
 # The previous release's query plan (one dense query beside BM25, its fusion and signals) on this tree's index:
 # what the second dense query and the confidence fusion cost, timed beside the defaults on the same store.
 ONE_VECTOR = {**PREVIOUS, "dense_vectors": "text"}

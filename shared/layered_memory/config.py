@@ -123,8 +123,8 @@ class RetrievalSettings(_Section):
     session_weight: float = Field(0.0, ge=0)  # measured: +1 pt LoCoMo, -0.5 to -1.5 pt elsewhere (docs/retrieval.md)
     speaker_weight: float = Field(0.7, ge=0)
     phrase_weight: float = Field(0.0, ge=0)
-    time_weight: float = Field(0.8, ge=0)
-    time_decay: float = Field(1.0, ge=0)
+    time_weight: float = Field(2.5, ge=0)  # leave-one-set-out on hit@1, R@5 unchanged (docs/retrieval.md)
+    time_decay: float = Field(0.5, ge=0)
     # relative dates: against the clock, or the newest candidate (imported history); boost outside the window:
     # exp(-gap / (window width x time_decay))
     time_anchor: Literal["now", "latest"] = "now"
