@@ -131,20 +131,23 @@ def dated(items: Sequence[Any], recent_from: datetime | None = None) -> list[tup
 
 def shows_time(when: datetime | None, recent_from: datetime) -> bool:
     """Whether a line at ``when`` shows its time of day: from ``recent_from`` on (a naive time is UTC)."""
-    if when is None:
-        return False
-    return (when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)) >= recent_from
+    return when is not None and _utc(when) >= recent_from
+
+
+def _utc(when: datetime) -> datetime:
+    """``when`` comparable with every other line's: a naive time (a memory source of the caller's may give one)
+    is UTC, as ``stamp`` prints it."""
+    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
 
 
 def recent_from(newest: datetime | None) -> datetime:
     """From when a recalled line shows its time of day: ``TIME_SHOWN_WITHIN`` before the conversation's newest
     message (before now when there is none)."""
-    at = newest or datetime.now(timezone.utc)
-    return (at if at.tzinfo is not None else at.replace(tzinfo=timezone.utc)) - TIME_SHOWN_WITHIN
+    return _utc(newest or datetime.now(timezone.utc)) - TIME_SHOWN_WITHIN
 
 
 def _time_key(item: MemoryLine) -> tuple[bool, datetime]:
-    return (item.when is not None, item.when or _MIN_TIME)
+    return (item.when is not None, _utc(item.when) if item.when is not None else _MIN_TIME)
 
 
 _MIN_TIME = datetime.min.replace(tzinfo=timezone.utc)

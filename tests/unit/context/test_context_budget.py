@@ -178,12 +178,13 @@ class _Calendar:
 
     name = "calendar"
 
-    def __init__(self) -> None:
+    def __init__(self, when: datetime = T0) -> None:
         self.seen = []
+        self.when = when
 
     def candidates(self, recall):
         self.seen.append((recall.user_id, recall.session_id, recall.question, len(recall.vectors[0]), recall.budget))
-        line = MemoryLine("Dentist appointment on Friday at 10:00 about the Lisbon flight checkup", "cal:1", T0, "calendar")
+        line = MemoryLine("Dentist appointment on Friday at 10:00 about the Lisbon flight checkup", "cal:1", self.when, "calendar")
         return [Candidate(line, "memory", "fact", 0.5)]
 
 
@@ -206,6 +207,16 @@ def test_a_memory_source_of_your_own_plugs_into_the_one_ranking(mem):
     assert ANSWER in ctx.text and ctx.tokens <= 2000
     only = build_context(mem._core, mem, "u1", "s1", QUESTION, True, 2000, sources=[cal])
     assert ANSWER not in only.text and "Dentist appointment" in only.text  # the list decides what is recalled
+
+
+def test_a_memory_source_may_give_a_naive_time(mem):
+    """A naive ``datetime`` from a source of the caller's is UTC, beside the messages' aware times (it was a
+    ``TypeError`` when the block was sorted)."""
+    from layered_memory.context import build_context
+    from layered_memory.context.sources import default_sources
+
+    ctx = build_context(mem._core, mem, "u1", "s1", QUESTION, True, 2000, sources=[*default_sources(), _Calendar(T0.replace(tzinfo=None))])
+    assert "calendar: Dentist appointment on Friday" in ctx.text and ANSWER in ctx.text
 
 
 def test_a_failing_memory_source_leaves_the_others_standing(mem, caplog):
