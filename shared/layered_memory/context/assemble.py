@@ -7,7 +7,8 @@ sessions), and when asked "Relevant documents: ...". ``max_tokens`` is a target,
 
 1. the newest message always goes in (cut with "…" only when it alone is over the budget);
 2. every other item (user data, the summary, each older window message, each recalled line) has a
-   value (``ranking``) and a cost in tokens; they go in by value per token while they fit. The window
+   value (``ranking``) and a cost in tokens (a recalled line older than a day is counted without its time
+   of day, as it is shown: ``lines.TIME_SHOWN_WITHIN``); they go in by value per token while they fit. The window
    stays contiguous (an older message only after every newer one) and never opens with the bot's reply
    (providers such as Anthropic and Gemini refuse a conversation that starts with the assistant);
 3. a recalled line under ``context.relevance_floor`` never goes in, however much budget is left, and
@@ -15,8 +16,7 @@ sessions), and when asked "Relevant documents: ...". ``max_tokens`` is a target,
    in memory: an empty block beats a wrong one); nor one that repeats what is already in (``ranking.Chosen``);
 4. the session summary loses the sentences that a chosen line or the window already holds;
 5. what rendering the blocks frees (``lines``: a line on the date of the one above leaves its date out, a line
-   older than a day its time of day, a line ending in punctuation takes the newline into its last token; the
-   summary's dropped sentences; the
+   ending in punctuation takes the newline into its last token; the summary's dropped sentences; the
    window's leading replies) is estimated and filled again, in up to ``REFILLS`` rounds; then the whole
    is counted once with the real tokenizer, and while it is over ``max_tokens`` (the estimate is a few
    tokens off) the weakest line goes: the result is never over ``max_tokens``. Measured on LoCoMo and

@@ -14,8 +14,8 @@ The time of day is shown only on recent lines, those within ``TIME_SHOWN_WITHIN`
 conversation's newest message: an older line shows its date when the line above is on another date
 (``[2024-04-29] Anna: ...``), and nothing more. "This morning" and "an hour ago" need the time; a
 line from last month needs its date, and its time of day costs about 5 tokens a line (measured on
-LoCoMo, where almost every recalled line is older than a day: 0.6 to 0.7 point more evidence in
-the prompt at 1,000 and 2,000 tokens, the room going to more lines).
+LoCoMo, where almost every recalled line is older than a day: 0.2 to 1 point more evidence in the
+prompt at 500 to 4,000 tokens, the room going to more lines).
 
 ``Context`` is what ``get_context_for_user`` returns: the list of ``ContextMessage`` (seed 002
 order) with ``text``, the whole context as the model reads it (``print(ctx)`` prints it): the
@@ -114,24 +114,24 @@ class MemoryLine:
         return line(self.when, self.who, self.text, date=date, time=time)
 
 
-def dated(items: Sequence[Any], recent_from: datetime | None = None) -> list[tuple[Any, bool, bool]]:
+def dated(items: Sequence[Any], recent: datetime | None = None) -> list[tuple[Any, bool, bool]]:
     """The items of one block (``MemoryLine``, or anything with ``.item`` holding one) in time order (undated
     ones first), each with whether its line shows the date (not when the line above is on the same date) and
-    the time of day (only from ``recent_from`` on; every line's when it is None)."""
+    the time of day (only from ``recent`` on, see ``recent_from``; on every line when ``recent`` is None)."""
     ordered = sorted(items, key=lambda x: _time_key(getattr(x, "item", x)))
     out: list[tuple[Any, bool, bool]] = []
     last_day: str | None = None
     for x in ordered:
         when = getattr(x, "item", x).when
         day = stamp(when)[:10] if when is not None else None
-        out.append((x, day is None or day != last_day, recent_from is None or shows_time(when, recent_from)))
+        out.append((x, day is None or day != last_day, recent is None or shows_time(when, recent)))
         last_day = day
     return out
 
 
-def shows_time(when: datetime | None, recent_from: datetime) -> bool:
-    """Whether a line at ``when`` shows its time of day: from ``recent_from`` on (a naive time is UTC)."""
-    return when is not None and _utc(when) >= recent_from
+def shows_time(when: datetime | None, recent: datetime) -> bool:
+    """Whether a line at ``when`` shows its time of day: from ``recent`` on (a naive time is UTC)."""
+    return when is not None and _utc(when) >= recent
 
 
 def _utc(when: datetime) -> datetime:
@@ -153,14 +153,14 @@ def _time_key(item: MemoryLine) -> tuple[bool, datetime]:
 _MIN_TIME = datetime.min.replace(tzinfo=timezone.utc)
 
 
-def render_lines(items: Sequence[MemoryLine], recent_from: datetime | None = None) -> list[str]:
+def render_lines(items: Sequence[MemoryLine], recent: datetime | None = None) -> list[str]:
     """Lines of one block in time order (undated ones first), the date left out when it repeats and the time of
-    day before ``recent_from`` (``dated``)."""
-    return [item.render(date=date, time=time) for item, date, time in dated(items, recent_from)]
+    day before ``recent`` (``dated``; None: every line shows its time)."""
+    return [item.render(date=date, time=time) for item, date, time in dated(items, recent)]
 
 
-def block_text(kind: str, items: Sequence[MemoryLine], recent_from: datetime | None = None) -> str:
-    return HEADERS[kind] + "\n" + "\n".join(LINE_PREFIX + t for t in render_lines(items, recent_from))
+def block_text(kind: str, items: Sequence[MemoryLine], recent: datetime | None = None) -> str:
+    return HEADERS[kind] + "\n" + "\n".join(LINE_PREFIX + t for t in render_lines(items, recent))
 
 
 def context_line(m: ContextMessage) -> str:
