@@ -99,13 +99,13 @@ def line_pack(lines: list, count, budget: int, compact: bool = True, newest=None
     ``compact`` in the context's rendering (time order, a repeated date left out, the time of day only within
     a day of ``newest``), else in rank order with the full date and time on every line (the retrievers'
     documents, one after the other)."""
-    from layered_memory.context.lines import PER_MESSAGE_TOKENS, block_text, recent_from, shows_time
+    from layered_memory.context.lines import PER_MESSAGE_TOKENS, block_text, counted_line, recent_from
 
     recent = recent_from(newest) if compact else None
     chosen: list = []
     used = count("Relevant memory:") + PER_MESSAGE_TOKENS
     for ln in lines:
-        cost = count("- " + ln.render(time=recent is None or shows_time(ln.when, recent))) + 1
+        cost = count(counted_line(ln, recent)) + 1
         if used + cost <= budget:
             chosen.append(ln)
             used += cost

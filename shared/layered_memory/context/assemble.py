@@ -38,8 +38,8 @@ from ..models import ContextMessage, Message, check_id
 from ..providers.tokens import first_grapheme, fit_to_tokens
 from ..session_summaries import join_units, split_sentences, summary_units
 from .lines import (
-    BLOCKS, HEADERS, LINE_PREFIX, PER_MESSAGE_TOKENS, SUMMARY_PREFIX, USER_DATA_HEADER, block_text, context_tokens, dated, line, recent_from,
-    shows_time, time_head,
+    BLOCKS, HEADERS, LINE_PREFIX, PER_MESSAGE_TOKENS, SUMMARY_PREFIX, USER_DATA_HEADER, block_text, context_tokens, counted_line, dated,
+    line, recent_from, time_head,
 )
 from .ranking import MESSAGE_KINDS, Candidate, Chosen, normalized, per_token, tokens_of
 from .window import without_leading_replies
@@ -99,10 +99,6 @@ class _Fill:
         self.messages: dict[str, int] = {b: 0 for b in BLOCKS}  # message lines per block (the caps)
         self.header_cost = {b: count(HEADERS[b]) + PER_MESSAGE_TOKENS for b in BLOCKS}
 
-    def text(self, c: Candidate) -> str:
-        """A line as its cost is counted: with its date, and its time of day when it is recent (``lines.dated``)."""
-        return LINE_PREFIX + c.item.render(time=shows_time(c.item.when, self.recent))
-
     def room(self) -> int:
         return self.budget - self.used
 
@@ -110,7 +106,7 @@ class _Fill:
         block = self.lines[c.block]
         room = self.room() - (0 if block else self.header_cost[c.block])
         if not c.tokens:
-            text = self.text(c)
+            text = counted_line(c.item, self.recent)
             if len(text) > MAX_CHARS_PER_TOKEN * room:  # cannot fit whatever it counts: spare the tokenizer
                 return False
             c.tokens = tokens_of(self.count, text) + 1
@@ -174,7 +170,7 @@ def assemble(
     best = max((c.relevance for c in candidates if c.kind != "profile"), default=0.0)
     kept = [c for c in candidates if c.value > 0 and (c.kind == "profile" or (best >= gate and c.relevance >= floor))]
     for c in kept:  # message lines go by rank (``ranking.per_token``): counted when they are tried
-        c.tokens = 0 if c.kind in MESSAGE_KINDS else tokens_of(count, fill.text(c)) + 1
+        c.tokens = 0 if c.kind in MESSAGE_KINDS else tokens_of(count, counted_line(c.item, recent)) + 1
         pool.append((per_token(c), 2, c))
     pool.sort(key=lambda x: -x[0])
     head: dict[str, str] = {}
@@ -240,7 +236,7 @@ def assemble(
 
 
 def _rendering_saves(lines: Mapping[str, list[Candidate]], count: Callable[[str], int], recent: datetime) -> int:
-    """About the tokens rendering the chosen lines into blocks saves on the sum of their counts (``_Fill.text``): a
+    """About the tokens rendering the chosen lines into blocks saves on the sum of their counts (``lines.counted_line``): a
     line on the same date as the one above it leaves its date out (``lines.dated``), and a line that ends in
     punctuation takes the newline after it into its last token (o200k: ".\n" is one token; the block's last
     line has none)."""

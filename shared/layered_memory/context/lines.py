@@ -76,8 +76,7 @@ def time_head(when: datetime | None, *, date: bool = True, time: bool = True) ->
     """``[2024-05-02 09:05] ``, ``[2024-05-02] ``, ``[09:05] `` or "" (nothing known or asked)."""
     if when is None or not (date or time):
         return ""
-    full = stamp(when)
-    return f"[{full}] " if date and time else f"[{full[:10]}] " if date else f"[{full[11:]}] "
+    return f"[{stamp(when)}] " if date and time else f"[{stamp(when)[:10]}] " if date else f"[{stamp(when, date=False)}] "
 
 
 def message_line(m: Message) -> str:
@@ -124,14 +123,21 @@ def dated(items: Sequence[Any], recent: datetime | None = None) -> list[tuple[An
     for x in ordered:
         when = getattr(x, "item", x).when
         day = stamp(when)[:10] if when is not None else None
-        out.append((x, day is None or day != last_day, recent is None or shows_time(when, recent)))
+        out.append((x, day is None or day != last_day, shows_time(when, recent)))
         last_day = day
     return out
 
 
-def shows_time(when: datetime | None, recent: datetime) -> bool:
-    """Whether a line at ``when`` shows its time of day: from ``recent`` on (a naive time is UTC)."""
-    return when is not None and _utc(when) >= recent
+def shows_time(when: datetime | None, recent: datetime | None) -> bool:
+    """Whether a line at ``when`` shows its time of day: from ``recent`` on (a naive time is UTC); every line
+    when ``recent`` is None."""
+    return recent is None or (when is not None and _utc(when) >= recent)
+
+
+def counted_line(item: MemoryLine, recent: datetime | None) -> str:
+    """A block's line as its cost is counted before the block is laid out: its date, and its time of day when
+    it shows one (``shows_time``); laid out, it may also leave the date out (``dated``)."""
+    return LINE_PREFIX + item.render(time=shows_time(item.when, recent))
 
 
 def _utc(when: datetime) -> datetime:
@@ -241,7 +247,8 @@ class Context(list):  # type: ignore[type-arg]
 
 __all__ = [
     "BLOCKS", "CONVERSATION_HEADER", "Context", "DOCUMENTS_HEADER", "HEADERS", "LINE_PREFIX", "MEMORY_HEADER", "MemoryLine",
-    "PER_MESSAGE_TOKENS", "SUMMARY_PREFIX", "TIME_SHOWN_WITHIN", "USER_DATA_HEADER", "block_text", "context_line", "context_tokens", "dated", "hit_line",
+    "PER_MESSAGE_TOKENS", "SUMMARY_PREFIX", "TIME_SHOWN_WITHIN", "USER_DATA_HEADER", "block_text", "context_line", "context_tokens", "counted_line", "dated",
+    "hit_line",
     "line", "message_line", "message_tokens", "recent_from", "render_lines", "shows_time", "speaker_name", "stamp",
     "time_head",
 ]
