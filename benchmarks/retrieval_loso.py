@@ -139,6 +139,8 @@ class Corpus:
         self.vocab = vocab
         self.D = sp.csr_matrix((vals, (rows, cols)), shape=(n, len(vocab)))
         self.idf = idf(n, np.asarray((self.D > 0).sum(axis=0)).ravel())
+        self.cache = cache
+        self._sentences: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.P_own = [cache.get([t["own"] for t in c.turns], "passage") for c in convs]
         self.P_ctx = [cache.get([t["ctx"] for t in c.turns], "passage") for c in convs]
         self.Q = [cache.get(c.questions, "query") for c in convs]
@@ -165,7 +167,30 @@ class Corpus:
             return (own + ctx) / 2
         if how.startswith("max-"):  # the context, unless the own text is higher by more than the margin
             return np.maximum(ctx, own - float(how[4:]))
+        if how.startswith("sent:"):  # "sent:W": (1 - W) x the mean + W x the best of the own text and its sentences
+            w = float(how[5:])
+            vecs, owner = self.sentences(ci)
+            best = own.copy()
+            if len(owner):
+                np.maximum.at(best, owner, vecs @ q)
+            return (1.0 - w) * (own + ctx) / 2 + w * best
         raise ValueError(how)
+
+    def sentences(self, ci: int) -> tuple[np.ndarray, np.ndarray]:
+        """The sentence vectors of conversation ``ci``'s turns of two sentences or more ("Speaker: sentence",
+        split as ``session_summaries.split_sentences`` splits) and the turn each belongs to; embedded on first use."""
+        if ci not in self._sentences:
+            from layered_memory.session_summaries import split_sentences
+
+            texts, owner = [], []
+            for i, t in enumerate(self.convs[ci].turns):
+                parts = split_sentences(t["text"])
+                if len(parts) > 1:
+                    texts += [f"{t['speaker']}: {x}" for x in parts]
+                    owner += [i] * len(parts)
+            vecs = self.cache.get(texts, "passage") if texts else np.zeros((0, self.P_own[ci].shape[1]), np.float32)
+            self._sentences[ci] = (vecs, np.array(owner, dtype=np.int64))
+        return self._sentences[ci]
 
 
 def candidates(conv: Conv, lists: dict[str, list[tuple[int, float]]]) -> list[Candidate]:
@@ -204,7 +229,11 @@ def question_lists(corpus: Corpus, s: RetrievalSettings, dense_how: str, route: 
     for ci, c in enumerate(corpus.convs):
         for qi, q in enumerate(c.questions):
             lists: dict[str, list[tuple[int, float]]] = {}
-            if route in ("hybrid", "dense"):
+            if route in ("hybrid", "dense") and dense_how.startswith("rescore:"):  # the mean's list, rescored with the sentences
+                listed = top(corpus.dense(ci, qi, "mean"), s.prefetch_limit)
+                scored = corpus.dense(ci, qi, "sent:" + dense_how[8:])
+                lists["dense"] = sorted(((i, float(scored[i])) for i, _ in listed), key=lambda x: -x[1])
+            elif route in ("hybrid", "dense"):
                 lists["dense"] = top(corpus.dense(ci, qi, dense_how), s.prefetch_limit)
             if route in ("hybrid", "bm25"):
                 lists["sparse"] = top(corpus.bm25(ci, q), s.prefetch_limit, positive=True)
@@ -497,6 +526,11 @@ PICKED = {**OFF, **SIGNALS, "neighbour_weight": 0.3, "session_weight": 0.0, "fus
           "confidence_power": 0.5, "confidence_margin": 0.0, "confidence_disagreement": 1.0, "confidence_rare": 0.3, "confidence_length": 0.0,
           "time_weight": 2.5, "time_decay": 0.5}  # the time signal: --grid time --metric hit@1
 GRIDS["picked"] = [("picked (the defaults)", "hybrid", PICKED)]
+# A long turn scored by its best sentence too (the fact said in passing among filler): --grid sentences --margin
+GRIDS["sentences"] = [("picked (the defaults)", "hybrid", PICKED)] + [
+    (f"picked, dense {1 - w:.1f} x mean + {w} x best sentence", "hybrid", {**PICKED, "dense": f"sent:{w}"}) for w in (0.2, 0.3, 0.4, 0.5)] + [
+    (f"picked, the mean's list rescored: {1 - w:.1f} x mean + {w} x best sentence", "hybrid", {**PICKED, "dense": f"rescore:{w}"}) for w in (0.3, 0.5)] + [
+    (f"dense route, {1 - w:.1f} x mean + {w} x best sentence", "dense", {"dense": f"sent:{w}"}) for w in (0.3, 0.5)]
 GRIDS["ablate"] = [("picked", "hybrid", PICKED)] + [(f"picked, {k}=0", "hybrid", {**PICKED, k: 0.0}) for k in ("neighbour_weight", "speaker_weight", "time_weight")] + [
     ("picked, confidence_rare=0", "hybrid", {**PICKED, "confidence_rare": 0.0}), ("picked, disagreement=0", "hybrid", {**PICKED, "confidence_disagreement": 0.0}),
     ("picked, zscore", "hybrid", {**PICKED, "fusion": "zscore"}), ("picked, reranker=off", "hybrid", {**PICKED, "reranker": "off"}),
