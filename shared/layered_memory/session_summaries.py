@@ -32,6 +32,7 @@ from .index.points import speaker
 from .models import Message, check_id, iso
 from .providers.base import ChatModel
 from .retrieval.analyzer import Analyzer
+from .sentences import split_sentences
 from .sessions import STALE, SUMMARIES  # the collections: named in sessions, which drops them with their session
 
 if TYPE_CHECKING:
@@ -42,7 +43,6 @@ logger = logging.getLogger(__name__)
 
 HISTORY = 20  # scores of earlier versions kept on the session's summary document
 REBUILD_MESSAGES = 200  # a stale summary is rebuilt from at most this many of the newest messages older than the window
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 MAX_SENTENCE_CHARS = 220
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
 _LABEL = re.compile(r"^(?:— )?([^:—\n]{1,60}): ")
@@ -58,31 +58,6 @@ New messages:
 {messages}
 
 Updated summary:"""
-
-
-_ABBREVIATION = re.compile(
-    r"(?:\b(?:e\.g|i\.e|etc|vs|approx|mr|mrs|ms|dr|prof|st|no|fig|cf|jr|sr|inc|ltd|т\.\s?е|т\.\s?д|т\.\s?п|др|см|напр|г)|(?<![\w.])[A-ZА-ЯЁ])\.$",
-    re.IGNORECASE,
-)
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text``: split after . ! ? … (and 。！？ without a space) and at line breaks, but not
-    after an abbreviation ("e.g.", "i.e.", "Dr.", "т.е.") or an initial ("J. Smith")."""
-    out: list[str] = []
-    buf = ""
-    for part in _SENTENCE.split(text):
-        part = part.strip()
-        if not part:
-            continue
-        buf = f"{buf} {part}" if buf else part
-        if _ABBREVIATION.search(buf):
-            continue
-        out.append(buf)
-        buf = ""
-    if buf:
-        out.append(buf)
-    return out
 
 
 def _sentence(text: str) -> str:
