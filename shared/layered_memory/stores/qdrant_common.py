@@ -4,7 +4,9 @@ Both backends store the same thing: named vectors ``dense`` (cosine, sized by th
 is no embedder), ``context`` (schema 2: a second dense vector of the same size, e.g. a message embedded with the
 turn before it; a point may lack it), ``mean`` (schema 3, dot product: the mean of the point's unit ``dense`` and
 ``context`` vectors, its unit ``dense`` alone without a context, so one query of it scores every point by the
-mean of its two cosines exactly; derived here from the other two, never given by a writer) and ``bm25`` (sparse,
+mean of its two cosines exactly; derived here from the other two, never given by a writer), ``sentences`` (schema 4,
+a cosine multivector compared by MaxSim, no HNSW: one vector per sentence of a message of two sentences or more;
+read by a has-id query over a list's candidates) and ``bm25`` (sparse,
 IDF modifier), UUID-string point ids, and the payload indexes listed in ``PAYLOAD_INDEXES``. A collection created
 before schema 2 (3) has no ``context`` (``mean``) vector: points written there keep the vectors it has, and a
 query of a missing vector finds nothing (``recreate_index=True`` adds them; ``CollectionSchema`` says which a
@@ -33,11 +35,12 @@ logger = logging.getLogger(__name__)
 DENSE = "dense"
 CONTEXT = "context"
 MEAN = "mean"
-DENSE_VECTORS = (DENSE, CONTEXT, MEAN)  # what IndexQuery.using may name
+SENTENCES = "sentences"
+DENSE_VECTORS = (DENSE, CONTEXT, MEAN, SENTENCES)  # what IndexQuery.using may name
 STORED_VECTORS = (DENSE, CONTEXT)  # the cosine vectors a writer gives and ``with_vectors`` reads back (``mean`` is derived)
 SPARSE = "bm25"
 MARKER_KEY = "layered_memory"
-SCHEMA_VERSION = 3  # 2: the ``context`` dense vector; 3: the ``mean`` vector
+SCHEMA_VERSION = 4  # 2: the ``context`` dense vector; 3: the ``mean`` vector; 4: the ``sentences`` multivector
 DEFAULT_RRF_K = 60
 
 
@@ -51,10 +54,11 @@ class CollectionSchema:
     version: int = SCHEMA_VERSION
     context: bool = False  # the collection has the ``context`` vector (read from its config, not the marker)
     mean: bool = False  # the collection has the ``mean`` vector (read from its config, not the marker)
+    sentences: bool = False  # the collection has the ``sentences`` multivector (read from its config, not the marker)
 
     def to_json(self) -> dict[str, Any]:
         return {"dense_dim": self.dense_dim, "embedder": self.embedder, "version": self.version, "context": self.context,
-                "mean": self.mean}
+                "mean": self.mean, "sentences": self.sentences}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CollectionSchema:
@@ -65,6 +69,7 @@ class CollectionSchema:
             version=int(data.get("version", 1)),
             context=bool(data.get("context", False)),
             mean=bool(data.get("mean", False)),
+            sentences=bool(data.get("sentences", False)),
         )
 
 
@@ -193,6 +198,8 @@ def check_points(points: Sequence[VectorPoint], dense_dim: int | None, *, name: 
         ids.append(check_point_id(p.id, f"points[{i}].id"))
         check_dense(p.dense, dense_dim, name=name, field=f"points[{i}].dense")
         check_dense(p.context, dense_dim, name=name, field=f"points[{i}].context")
+        for j, row in enumerate(p.sentences or ()):
+            check_dense(row, dense_dim, name=name, field=f"points[{i}].sentences[{j}]")
         check_sparse(p.sparse, field=f"points[{i}].sparse")
         if p.dense is None and p.sparse is None:
             raise InvalidInputError(
@@ -223,7 +230,8 @@ def check_using(using: str) -> None:
 
 def has_vector(schema: CollectionSchema, using: str) -> bool:
     """Whether a collection of ``schema`` holds the dense vector ``using`` (a query of one it lacks finds nothing)."""
-    return schema.dense_dim is not None and (using == DENSE or (using == CONTEXT and schema.context) or (using == MEAN and schema.mean))
+    return schema.dense_dim is not None and (using == DENSE or (using == CONTEXT and schema.context) or (using == MEAN and schema.mean)
+                                             or (using == SENTENCES and schema.sentences))
 
 
 def dense_vectors(p: VectorPoint, schema: CollectionSchema) -> dict[str, list[float]]:
@@ -240,12 +248,16 @@ def dense_vectors(p: VectorPoint, schema: CollectionSchema) -> dict[str, list[fl
     if schema.mean and p.mean:
         own = _unit(vec[DENSE])
         vec[MEAN] = ((own + _unit(vec[CONTEXT])) / 2 if context is not None else own).tolist()
+    if schema.sentences and p.mean and p.sentences:
+        vec[SENTENCES] = [[float(x) for x in row] for row in p.sentences]
     return vec
 
 
-def query_vector(dense: Sequence[float], using: str) -> list[float]:
+def query_vector(dense: Sequence[float], using: str) -> list[Any]:
     """The query as sent for the vector ``using``: unit length for ``mean`` (a dot product; cosine vectors are
     normalized by Qdrant itself), so a score there is the mean of the two cosines, comparable to theirs."""
+    if using == SENTENCES:  # a one-row multivector: MaxSim scores a point by its best row
+        return [[float(x) for x in dense]]
     return _unit(dense).tolist() if using == MEAN else [float(x) for x in dense]
 
 
@@ -357,6 +369,20 @@ def dense_of(vector: Any, name: str = DENSE) -> list[float] | None:
         got = vector.get(name)
         return [float(x) for x in got] if got is not None else None
     return None
+
+
+def sentences_of(vector: Any) -> list[list[float]] | None:
+    """The rows of a returned ``sentences`` multivector (None: the point has none)."""
+    rows = vector.get(SENTENCES) if isinstance(vector, Mapping) else None
+    return [[float(x) for x in r] for r in rows] if rows else None
+
+
+def read_vectors(schema: CollectionSchema) -> list[str] | bool:
+    """The named vectors a ``with_vectors`` read asks for in a collection of ``schema``."""
+    if schema.dense_dim is None:
+        return False
+    names = list(STORED_VECTORS) if schema.context else [DENSE]
+    return names + [SENTENCES] if schema.sentences else names
 
 
 def check_collection_name(name: str) -> str:

@@ -66,6 +66,15 @@ FACET_LIMIT = 1000  # more kinds than this: the set is not kept
 INDEX_AT_POINTS = 1000
 
 
+def _vector_params(name: str, dim: int) -> Any:
+    """``mean``: a dot product; ``sentences``: a cosine multivector compared by MaxSim, never in an HNSW graph (it is
+    read for a list's candidates only, by a has-id query); the others: cosine."""
+    if name == qc.SENTENCES:
+        return qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine, hnsw_config=qe.HnswIndexConfig(m=0, ef_construct=100, full_scan_threshold=10_000),
+                                   multivector_config=qe.MultiVectorConfig(comparator=qe.MultiVectorComparator.MaxSim))
+    return qe.EdgeVectorParams(size=dim, distance=qe.Distance.Dot if name == qc.MEAN else qe.Distance.Cosine)
+
+
 def _vector(p: VectorPoint, schema: qc.CollectionSchema) -> dict[str, Any]:
     vec: dict[str, Any] = qc.dense_vectors(p, schema)
     if p.sparse is not None:
@@ -80,6 +89,7 @@ def _hit(p: Any, with_dense: bool = False) -> IndexHit:
         payload=dict(p.payload or {}),
         dense=qc.dense_of(p.vector) if with_dense else None,
         context=qc.dense_of(p.vector, qc.CONTEXT) if with_dense else None,
+        sentences=qc.sentences_of(p.vector) if with_dense else None,
     )
 
 
@@ -175,12 +185,9 @@ class QdrantEdgeVectorIndex:
                 return
             path = self._path(name)
             dense = dense_dim is not None
-            schema = qc.CollectionSchema(dense_dim=dense_dim, embedder=embedder, context=dense, mean=dense)
+            schema = qc.CollectionSchema(dense_dim=dense_dim, embedder=embedder, context=dense, mean=dense, sentences=dense)
             config = qe.EdgeConfig(
-                vectors={v: qe.EdgeVectorParams(size=dense_dim, distance=qe.Distance.Dot if v == qc.MEAN else qe.Distance.Cosine)
-                         for v in qc.DENSE_VECTORS}
-                if dense_dim is not None
-                else None,
+                vectors={v: _vector_params(v, dense_dim) for v in qc.DENSE_VECTORS} if dense_dim is not None else None,
                 sparse_vectors={qc.SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
             )
             path.mkdir(parents=True, exist_ok=True)
@@ -252,7 +259,7 @@ class QdrantEdgeVectorIndex:
         dim = int(dense["size"]) if dense else None
         marker = path / MARKER_FILE
         stored = qc.CollectionSchema.from_json(json.loads(marker.read_text())) if marker.exists() else qc.CollectionSchema(dim, version=1)
-        return qc.CollectionSchema(dim, stored.embedder, stored.version, qc.CONTEXT in vectors, qc.MEAN in vectors)
+        return qc.CollectionSchema(dim, stored.embedder, stored.version, qc.CONTEXT in vectors, qc.MEAN in vectors, qc.SENTENCES in vectors)
 
     def drop_collection(self, name: str) -> None:
         with self._lock:
@@ -478,9 +485,7 @@ class QdrantEdgeVectorIndex:
 
     @staticmethod
     def _vector_names(col: _Collection) -> list[str] | bool:
-        if col.schema.dense_dim is None:
-            return False
-        return list(qc.STORED_VECTORS) if col.schema.context else [qc.DENSE]
+        return qc.read_vectors(col.schema)
 
     def retrieve(self, name: str, ids: Sequence[str], *, with_vectors: bool = False) -> list[IndexHit]:
         col = self._collection(name)

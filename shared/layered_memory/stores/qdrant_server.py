@@ -45,6 +45,15 @@ BACKEND = "qdrant"
 UPSERT_BATCH = 256
 
 
+
+def _vector_params(name: str, dim: int) -> Any:
+    """``mean``: a dot product; ``sentences``: a cosine multivector compared by MaxSim, never in an HNSW graph (it is
+    read for a list's candidates only, by a has-id query); the others: cosine."""
+    if name == qc.SENTENCES:
+        return models.VectorParams(size=dim, distance=models.Distance.COSINE, hnsw_config=models.HnswConfigDiff(m=0),
+                                   multivector_config=models.MultiVectorConfig(comparator=models.MultiVectorComparator.MAX_SIM))
+    return models.VectorParams(size=dim, distance=models.Distance.DOT if name == qc.MEAN else models.Distance.COSINE)
+
 class QdrantVectorIndex:
     """``VectorIndex`` over a ready ``QdrantClient`` (server, cluster, or local mode).
 
@@ -128,13 +137,9 @@ class QdrantVectorIndex:
             self._ensure_indexes(name)
             self._schemas[name] = stored
             return
-        vectors = (
-            {v: models.VectorParams(size=dense_dim, distance=models.Distance.DOT if v == qc.MEAN else models.Distance.COSINE)
-             for v in qc.DENSE_VECTORS}
-            if dense_dim is not None
-            else {}
-        )
-        wanted = qc.CollectionSchema(dense_dim=dense_dim, embedder=embedder, context=dense_dim is not None, mean=dense_dim is not None)
+        vectors = {v: _vector_params(v, dense_dim) for v in qc.DENSE_VECTORS} if dense_dim is not None else {}
+        dense = dense_dim is not None
+        wanted = qc.CollectionSchema(dense_dim=dense_dim, embedder=embedder, context=dense, mean=dense, sentences=dense)
         with self._errors("ensure_collection", name):
             self.client.create_collection(
                 name,
@@ -155,11 +160,13 @@ class QdrantVectorIndex:
         actual_dim = int(dense.size) if dense is not None else None
         context = isinstance(vectors, Mapping) and qc.CONTEXT in vectors
         mean = isinstance(vectors, Mapping) and qc.MEAN in vectors
+        sentences = isinstance(vectors, Mapping) and qc.SENTENCES in vectors
         if meta is not None:
             schema = qc.CollectionSchema.from_json(meta)
             # The collection's own config is the truth for the vectors; the marker adds the embedder.
-            return qc.CollectionSchema(dense_dim=actual_dim, embedder=schema.embedder, version=schema.version, context=context, mean=mean)
-        return qc.CollectionSchema(dense_dim=actual_dim, version=1, context=context, mean=mean)
+            return qc.CollectionSchema(dense_dim=actual_dim, embedder=schema.embedder, version=schema.version, context=context, mean=mean,
+                                       sentences=sentences)
+        return qc.CollectionSchema(dense_dim=actual_dim, version=1, context=context, mean=mean, sentences=sentences)
 
     def _schema(self, name: str) -> qc.CollectionSchema:
         schema = self._schemas.get(name)
@@ -340,16 +347,14 @@ class QdrantVectorIndex:
                 id=str(r.id), score=0.0, payload=dict(r.payload or {}),
                 dense=qc.dense_of(r.vector) if with_vectors else None,
                 context=qc.dense_of(r.vector, qc.CONTEXT) if with_vectors else None,
+                sentences=qc.sentences_of(r.vector) if with_vectors else None,
             )
             for r in records
         ]
         return hits, (str(nxt) if nxt is not None else None)
 
     def _vector_names(self, name: str) -> list[str] | bool:
-        schema = self._schema(name)
-        if schema.dense_dim is None:
-            return False
-        return list(qc.STORED_VECTORS) if schema.context else [qc.DENSE]
+        return qc.read_vectors(self._schema(name))
 
     def retrieve(self, name: str, ids: Sequence[str], *, with_vectors: bool = False) -> list[IndexHit]:
         canon = [qc.check_point_id(i, "ids") for i in ids]
@@ -360,7 +365,8 @@ class QdrantVectorIndex:
         return [
             IndexHit(id=str(r.id), score=0.0, payload=dict(r.payload or {}),
                      dense=qc.dense_of(r.vector) if with_vectors else None,
-                     context=qc.dense_of(r.vector, qc.CONTEXT) if with_vectors else None)
+                     context=qc.dense_of(r.vector, qc.CONTEXT) if with_vectors else None,
+                     sentences=qc.sentences_of(r.vector) if with_vectors else None)
             for r in records
         ]
 

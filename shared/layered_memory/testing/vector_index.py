@@ -349,6 +349,29 @@ class VectorIndexConformance:
         assert index.info("mean")["schema"]["mean"] is True and index.info("mean")["schema"]["version"] >= 3
         index.close()
 
+    def test_sentences_vector_scores_the_best_sentence(self, new_index):
+        """``sentences`` (schema 4): for a point that asks for ``mean`` (messages) and has ``sentences``, a MaxSim
+        multivector of them; queried with ``using="sentences"`` over a has-id filter, each such point scores its
+        best row's cosine exactly. A point without sentences, or without ``mean``, is not in that list."""
+        index = new_index()
+        index.ensure_collection("sent", dense_dim=DIM)
+        rng = np.random.default_rng(6)
+        pts = DATA.points[:40]
+        rows = [rng.normal(size=(i % 4, DIM)) * 2.0 for i in range(40)]  # 0 to 3 sentences, not unit length
+        index.upsert("sent", [VectorPoint(id=p.id, payload=p.payload, dense=p.dense, sparse=p.sparse, mean=i % 5 != 0,
+                                          sentences=rows[i].tolist() if len(rows[i]) else None) for i, p in enumerate(pts)])
+
+        def cos(a, b) -> float:
+            return float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+        only = {"must": [{"has_id": [p.id for p in pts[:30]]}]}
+        for q in (rows[2][1] * 0.5, np.asarray(pts[7].dense), rng.normal(size=DIM)):
+            got = {h.id: h.score for h in index.query("sent", IndexQuery(dense=q.tolist(), limit=30, prefetch_limit=30, using="sentences", filter=only))}
+            want = {pts[i].id: max(cos(r, q) for r in rows[i]) for i in range(30) if i % 5 != 0 and len(rows[i])}
+            assert got == {pid: pytest.approx(sc, abs=1e-4) for pid, sc in want.items()}
+        assert index.info("sent")["schema"]["sentences"] is True and index.info("sent")["schema"]["version"] >= 4
+        index.close()
+
 
     # -- schema -------------------------------------------------------------------------------------------------
 
