@@ -167,10 +167,10 @@ class Corpus:
             return (own + ctx) / 2
         if how.startswith("max-"):  # the context, unless the own text is higher by more than the margin
             return np.maximum(ctx, own - float(how[4:]))
-        if how.startswith("sent:"):  # "sent:W": (1 - W) x the mean + W x the best of the own text and its sentences
-            w = float(how[5:])
+        if how.startswith(("sent:", "sentx:")):  # "sent:W": (1 - W) x the mean + W x the best of the own text and its sentences
+            w = float(how.split(":")[1])  # "sentx:W": the best of the mean and the sentences (a one-sentence turn: its mean)
             vecs, owner = self.sentences(ci)
-            best = own.copy()
+            best = own.copy() if how.startswith("sent:") else (own + ctx) / 2
             if len(owner):
                 np.maximum.at(best, owner, vecs @ q)
             return (1.0 - w) * (own + ctx) / 2 + w * best
@@ -231,7 +231,7 @@ def question_lists(corpus: Corpus, s: RetrievalSettings, dense_how: str, route: 
             lists: dict[str, list[tuple[int, float]]] = {}
             if route in ("hybrid", "dense") and dense_how.startswith("rescore:"):  # the mean's list, rescored with the sentences
                 listed = top(corpus.dense(ci, qi, "mean"), s.prefetch_limit)
-                scored = corpus.dense(ci, qi, "sent:" + dense_how[8:])
+                scored = corpus.dense(ci, qi, dense_how[8:])
                 lists["dense"] = sorted(((i, float(scored[i])) for i, _ in listed), key=lambda x: -x[1])
             elif route in ("hybrid", "dense"):
                 lists["dense"] = top(corpus.dense(ci, qi, dense_how), s.prefetch_limit)
@@ -529,7 +529,9 @@ GRIDS["picked"] = [("picked (the defaults)", "hybrid", PICKED)]
 # A long turn scored by its best sentence too (the fact said in passing among filler): --grid sentences --margin
 GRIDS["sentences"] = [("picked (the defaults)", "hybrid", PICKED)] + [
     (f"picked, dense {1 - w:.1f} x mean + {w} x best sentence", "hybrid", {**PICKED, "dense": f"sent:{w}"}) for w in (0.2, 0.3, 0.4, 0.5)] + [
-    (f"picked, the mean's list rescored: {1 - w:.1f} x mean + {w} x best sentence", "hybrid", {**PICKED, "dense": f"rescore:{w}"}) for w in (0.3, 0.5)] + [
+    (f"picked, the mean's list rescored: {1 - w:.1f} x mean + {w} x best sentence", "hybrid", {**PICKED, "dense": f"rescore:sent:{w}"}) for w in (0.3, 0.5)] + [
+    (f"picked, the mean's list rescored: {1 - w:.1f} x mean + {w} x best of mean and sentences", "hybrid", {**PICKED, "dense": f"rescore:sentx:{w}"})
+    for w in (0.3, 0.5)] + [
     (f"dense route, {1 - w:.1f} x mean + {w} x best sentence", "dense", {"dense": f"sent:{w}"}) for w in (0.3, 0.5)]
 GRIDS["ablate"] = [("picked", "hybrid", PICKED)] + [(f"picked, {k}=0", "hybrid", {**PICKED, k: 0.0}) for k in ("neighbour_weight", "speaker_weight", "time_weight")] + [
     ("picked, confidence_rare=0", "hybrid", {**PICKED, "confidence_rare": 0.0}), ("picked, disagreement=0", "hybrid", {**PICKED, "confidence_disagreement": 0.0}),

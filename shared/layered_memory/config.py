@@ -83,6 +83,10 @@ class RetrievalSettings(_Section):
     # The dense vectors a message search queries: "both" (the message's text and its context, the mean of
     # the two cosines per message), "text", or "context" (the context where there is one: the previous release).
     dense_vectors: Literal["both", "text", "context"] = "both"
+    # With "both": the dense side's list rescored as (1 - w) x the mean of the two cosines + w x the higher of that
+    # and the message's best sentence's cosine (the ``sentences`` vector, schema 4): a fact said in passing in a long
+    # message. Measured on thirteen sets (docs/retrieval.md); 0: off.
+    sentence_weight: float = Field(0.3, ge=0, le=1)
     # search(group_by="session"): a session's score from its hits' (layered_memory.retrieval.groups).
     group_aggregation: Literal["max", "top2", "top3", "decay"] = "max"
     rrf_k: int = Field(2, ge=1)

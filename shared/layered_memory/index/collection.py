@@ -79,6 +79,7 @@ class IndexedCollection:
         self.settings = settings
         self._ensured = ensured  # the caller already created it in this process
         self._has_mean: bool | None = None  # the index holds the "mean" vector (asked once, ``has_mean``)
+        self._has_sentences = False  # and the "sentences" vector (read with it)
         self._upgrade: str | None = None  # what an older release's collection lacks (``upgrade``)
 
     def ensure(self) -> None:
@@ -97,6 +98,14 @@ class IndexedCollection:
             self.ensure()
             schema = self.index.info(self.name).get("schema") or {} if self.index is not None else {}
             self._has_mean = bool(schema.get("mean"))
+            self._has_sentences = bool(schema.get("sentences"))
+            if self._has_mean and not self._has_sentences:
+                self._upgrade = (
+                    f"collection {self.name!r} was created before the sentence vectors (schema 4): a message search does not "
+                    "score a long message by its best sentence. Re-create it from the record store to add them: "
+                    "LayeredMemory.embedded(..., recreate_index=True) or `layered-memory reindex --recreate`"
+                )
+                logger.warning("%s", self._upgrade)
             if not self._has_mean and schema.get("context"):
                 self._upgrade = (
                     f"collection {self.name!r} was created before the mean vector (schema 3): a message search reads both dense "
@@ -106,6 +115,12 @@ class IndexedCollection:
                 )
                 logger.warning("%s", self._upgrade)
         return self._has_mean
+
+    def has_sentences(self) -> bool:
+        """Whether the collection holds the ``sentences`` vector (schema 4: a message's best sentence rescores the
+        dense side); a collection created before it is searched without, and says so once (``upgrade``)."""
+        self.has_mean()
+        return self._has_sentences
 
     def upgrade(self) -> str | None:
         """What the collection lacks because an older release created it, with the way to add it (None:
@@ -260,6 +275,8 @@ class IndexedCollection:
         got = dict(zip((name for name, _ in requests), self.index.query_batch(self.name, [q for _, q in requests])))  # type: ignore[union-attr]
         dense_side = dense_of(got.get("dense"), got.get("context"), merge, read)
         cosines = exact_cosines(got.get("dense"), got.get("context"), merge, dense_side) if dense_side is not None else {}
+        if mean and s.sentence_weight > 0 and got.get("dense") and self.has_sentences():  # the cosines above stay the mean's
+            got["dense"], dense_side = self._best_sentences(dense, got["dense"], s.prefetch_limit)
         if dense is None or sparse is None:  # one route: its own ranking, a verbatim match first
             side = list(dense_side if sparse is None else got.get("sparse", [])) or []
             ranked = [(h.id, h.score) for h in side]
@@ -286,6 +303,24 @@ class IndexedCollection:
             read_back = self.index.retrieve(self.name, ids)  # type: ignore[union-attr]
         full = {h.id: h.payload for h in read_back}
         return [IndexHit(id=key, score=score, payload=full[key]) for key, (_, score) in zip(ids, ranked) if key in full], cosines
+
+    def _best_sentences(self, dense: list[float], hits: list[IndexHit], head: int) -> tuple[list[IndexHit], list[IndexHit]]:
+        """The mean vector's list ``hits`` rescored with each point's best sentence (``retrieval.sentence_weight`` w:
+        (1 - w) x its mean cosine + w x the higher of that and its best sentence's cosine, one has-id query of the
+        ``sentences`` vector; a message of one sentence has none and keeps its score). Returns the list for the deep
+        tail's head (its first ``head`` stay those of the mean's list, each part in its new order) and the whole list
+        in its new order."""
+        w = self.settings.sentence_weight
+        only = models.Filter(must=[models.HasIdCondition(has_id=[h.id for h in hits])])
+        got = self.index.query(self.name, IndexQuery(dense=dense, filter=only, limit=len(hits), prefetch_limit=len(hits), payload=False,  # type: ignore[union-attr]
+                                                     using="sentences"))
+        best = {h.id: h.score for h in got}
+        scored = [IndexHit(id=h.id, score=(1.0 - w) * h.score + w * max(h.score, best.get(h.id, h.score)), payload=h.payload) for h in hits]
+
+        def order(part: list[IndexHit]) -> list[IndexHit]:
+            return sorted(part, key=lambda h: -h.score)
+
+        return order(scored[:head]) + order(scored[head:]), order(scored)
 
     def dense_scores(self, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> dict[str, float]:
         """The dense side's score of each point of ``ids`` (messages: the mean of its two cosines, its text's

@@ -19,6 +19,7 @@ from ..progress import report
 from ..providers.base import Embedder
 from ..retrieval.analyzer import Analyzer
 from ..retrieval.bm25 import BM25Encoder
+from ..sentences import split_sentences
 from ..stores.base import INDEX_UPGRADES, MESSAGE_POINTS_V2, RecordStore, VectorIndex, VectorPoint
 from .points import legacy_message_point_id, message_payload, message_point_id, scope_filter, scroll_all, speaker
 
@@ -27,6 +28,8 @@ logger = logging.getLogger(__name__)
 INDEX_CONTEXTS = ("neighbour", "speaker", "text")
 PREVIOUS_CHARS = 300
 CONTEXT_GAP = 6 * 3600.0  # seconds: an older turn of the chat is not the context of a message
+MAX_SENTENCES = 12  # sentence vectors per message at most (a pasted page is not embedded sentence by sentence)
+Vectors = tuple[list[float], list[float] | None, list[list[float]] | None]  # a message's dense, context and sentence vectors
 
 
 class Indexer:
@@ -85,6 +88,17 @@ class Indexer:
         prev = previous.content if len(previous.content) <= PREVIOUS_CHARS else previous.content[:PREVIOUS_CHARS] + "…"
         return own, f"{speaker(previous)}: {prev}\n{own}"
 
+    def sentence_texts(self, msg: Message) -> list[str]:
+        """What the ``sentences`` multivector embeds besides the own text: each sentence of a message of two
+        sentences or more, as the own text is written ("Speaker: sentence"), at most ``MAX_SENTENCES`` (none for
+        a one-sentence message: its own vector is its best sentence). A fact said in passing among filler is
+        found by its sentence (``retrieval.sentence_weight``)."""
+        parts = split_sentences(msg.content)
+        if len(parts) < 2:
+            return []
+        who = None if self.context == "text" else speaker(msg)
+        return [f"{who}: {p}" if who else p for p in parts[:MAX_SENTENCES]]
+
     def indexed_text(self, msg: Message, previous: Message | None) -> str:
         """The text BM25 indexes: the context when there is one, else the own text."""
         own, ctx = self.indexed_texts(msg, previous)
@@ -105,25 +119,26 @@ class Indexer:
 
     def points(
         self, messages: Sequence[Message], previous: dict[MessageRef, Message | None] | None = None,
-        known: dict[MessageRef, tuple[list[float], list[float] | None]] | None = None, *,
+        known: dict[MessageRef, Vectors] | None = None, *,
         texts: Sequence[tuple[str, str | None]] | None = None, dense: bool = True,
     ) -> list[VectorPoint]:
         """Points of messages; ``previous`` maps a message's ref to the turn before it in its chat (its id
         goes into the payload as ``prev``: the neighbour signal reads it), ``known`` holds (dense,
-        context) vectors already computed (only the others are embedded), ``texts`` the (own, context)
+        context, sentences) vectors already computed (only the others are embedded), ``texts`` the (own, context)
         texts when the caller has them. ``dense=False``: BM25 points without dense vectors (what the
         write path stores before the background writer embeds)."""
         previous = previous or {}
         known = known or {}
         if texts is None:
             texts = [self.indexed_texts(m, previous.get(m.ref)) for m in messages]
-        vectors: list[tuple[list[float], list[float] | None] | None] = [known.get(m.ref) for m in messages]
+        vectors: list[Vectors | None] = [known.get(m.ref) for m in messages]
         if dense and self.embedder is not None:
             todo = [i for i, v in enumerate(vectors) if v is None]
             if todo:
                 vectors = list(vectors)
-                for i, pair in zip(todo, self.embed_pairs([texts[i] for i in todo])):
-                    vectors[i] = pair
+                got = self.embed_pairs([texts[i] for i in todo], [self.sentence_texts(messages[i]) for i in todo])
+                for i, triple in zip(todo, got):
+                    vectors[i] = triple
         out = []
         for i, msg in enumerate(messages):
             own, ctx = texts[i]
@@ -136,16 +151,21 @@ class Indexer:
                 VectorPoint(
                     id=message_point_id(msg.tenant, msg.ref), payload=payload,
                     dense=pair[0] if pair is not None else None, context=pair[1] if pair is not None else None, mean=True,
+                    sentences=pair[2] if pair is not None else None,
                     sparse=self.encoder.document(self.sparse_terms(msg, ctx or own)),
                 )
             )
         return out
 
-    def embed_pairs(self, texts: Sequence[tuple[str, str | None]]) -> list[tuple[list[float], list[float] | None]]:
-        """(dense, context) vectors of (own, context) texts, in one ``embed_documents`` call."""
+    def embed_pairs(self, texts: Sequence[tuple[str, str | None]], sentences: Sequence[Sequence[str]] | None = None) -> list[Vectors]:
+        """(dense, context, sentences) vectors of (own, context) texts and each message's ``sentence_texts``, in one
+        ``embed_documents`` call (sentences: None for a message without them)."""
+        sentences = sentences if sentences is not None else [()] * len(texts)
         flat = [t for own, ctx in texts for t in ((own, ctx) if ctx is not None else (own,))]
+        flat += [t for group in sentences for t in group]
         got = iter(self.embedder.embed_documents(flat)) if flat else iter(())  # type: ignore[union-attr]
-        return [(next(got), next(got) if ctx is not None else None) for _, ctx in texts]
+        pairs = [(next(got), next(got) if ctx is not None else None) for _, ctx in texts]
+        return [(d, c, [next(got) for _ in group] or None) for (d, c), group in zip(pairs, sentences)]
 
     def previous_turns(self, tenant: str, messages: Sequence[Message], carry: dict[str, Message] | None = None) -> dict[MessageRef, Message | None]:
         """The turn before each message in its chat (whoever wrote it), from the batch, ``carry`` (the
@@ -194,7 +214,7 @@ class Indexer:
             self.index.delete(self.collection, ids=old)
         self.records.mark_indexed(tenant, [m.ref for m in messages])
 
-    def _legacy_points(self, tenant: str, messages: Sequence[Message]) -> tuple[dict[MessageRef, tuple[list[float], None]], list[str]]:
+    def _legacy_points(self, tenant: str, messages: Sequence[Message]) -> tuple[dict[MessageRef, Vectors], list[str]]:
         """The schema 1 points of these messages: their dense vectors (to move them without
         embedding again; a schema 1 point has no context vector) and their ids (to delete). A point counts
         only when its payload names the same chat: a message stored after the upgrade may reuse an old
@@ -206,14 +226,14 @@ class Indexer:
             self.collection, filter=models.Filter(must=[models.HasIdCondition(has_id=list(wanted))]),
             limit=len(wanted), with_vectors=self.embedder is not None,
         )
-        vectors: dict[MessageRef, tuple[list[float], None]] = {}
+        vectors: dict[MessageRef, Vectors] = {}
         old: list[str] = []
         for h in hits:
             ref = MessageRef(str(h.payload.get("chat_id")), str(h.payload.get("message_id")))
             if ref in wanted.get(h.id, ()):
                 old.append(h.id)
                 if h.dense:
-                    vectors[ref] = (h.dense, None)
+                    vectors[ref] = (h.dense, None, None)
         return vectors, old
 
     def _needs_upgrade(self, tenant: str) -> bool:
@@ -304,12 +324,13 @@ class Indexer:
             if not kept or not rewrite:
                 done += len(kept)
                 continue
-            vectors = {h.id: h.dense for h in self.index.retrieve(self.collection, [h.id for h, _ in kept], with_vectors=True)}
+            vectors = {h.id: h for h in self.index.retrieve(self.collection, [h.id for h, _ in kept], with_vectors=True)}
             points = []
             for h, msg in kept:
                 point = self.points([msg], {}, texts=[(self.own_text(msg), None)], dense=False)[0]
                 point.payload = {k: v for k, v in h.payload.items() if k != "prev"}
-                point.dense = vectors.get(h.id)
+                back = vectors.get(h.id)
+                point.dense, point.sentences = (back.dense, back.sentences) if back is not None else (None, None)
                 points.append(point)
             if points:
                 self.index.upsert(self.collection, points)
@@ -407,7 +428,7 @@ class PendingMessages:
         ix = self.indexer
         gens = ix.generations
         texts = {m.ref: ix.indexed_texts(m, previous.get(m.ref)) for m in msgs}
-        pairs = ix.embed_pairs([texts[m.ref] for m in msgs]) if ix.embedder is not None and msgs else []
+        pairs = ix.embed_pairs([texts[m.ref] for m in msgs], [ix.sentence_texts(m) for m in msgs]) if ix.embedder is not None and msgs else []
         known = {m.ref: v for m, v in zip(msgs, pairs)}
         built = dict(zip((m.ref for m in msgs), ix.points(msgs, previous, known, texts=[texts[m.ref] for m in msgs])))
         with self.lock:  # short: a read and an upsert (the writes waiting for it are single adds)
@@ -423,7 +444,7 @@ class PendingMessages:
                 if p is not None and p.ref not in alive:
                     previous[m.ref], texts[m.ref] = None, (texts[m.ref][0], None)
                     if m.ref in known:
-                        known[m.ref] = (known[m.ref][0], None)
+                        known[m.ref] = (known[m.ref][0], None, known[m.ref][2])
                     changed.append(m)
             points = {**built, **dict(zip((m.ref for m in changed), ix.points(changed, previous, known, texts=[texts[m.ref] for m in changed])))}
             if fresh:
