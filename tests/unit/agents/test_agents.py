@@ -40,7 +40,8 @@ def test_collection_vector_size_1536_for_text_embedding_3_small(tmp_path):
         agent = m.agents.create("123", "coder")
         info = m.index.info(agent.collection)
         assert agent.collection == "user123_coder_context"
-        assert info["schema"] == {"dense_dim": 1536, "embedder": "text-embedding-3-small", "version": 3, "context": True, "mean": True}
+        assert info["schema"] == {"dense_dim": 1536, "embedder": "text-embedding-3-small", "version": 4, "context": True, "mean": True,
+                                  "sentences": True}
         assert emb.stats.requests == 0
     finally:
         m.close()
