@@ -29,6 +29,7 @@ from ..retrieval.bm25 import BM25Encoder, BM25Scorer
 from ..retrieval.rerank import SIGNAL_KEYS, SecondStage, has_signals, join_ranked, verbatim
 from ..stores.base import IndexHit, IndexQuery, SparseVector, VectorIndex, VectorPoint
 from ..filterspec import FilterSpec
+from .points import SENTENCES_KEY
 
 logger = logging.getLogger(__name__)
 
@@ -94,6 +95,17 @@ class IndexedCollection:
         """Whether the collection holds the ``mean`` vector (schema 3: one list scores a message by the mean of
         its two cosines exactly); a collection created before it is searched with both vectors' lists, and
         says so once (``upgrade``)."""
+        self._read_schema()
+        return bool(self._has_mean)
+
+    def has_sentences(self) -> bool:
+        """Whether the collection holds the ``sentences`` vector (schema 4: a message's best sentence rescores the
+        dense side); a collection created before it is searched without, and says so once (``upgrade``)."""
+        self._read_schema()
+        return self._has_sentences
+
+    def _read_schema(self) -> None:
+        """Which of the message vectors the collection holds, read once, and what an older one lacks (``upgrade``)."""
         if self._has_mean is None:
             self.ensure()
             schema = self.index.info(self.name).get("schema") or {} if self.index is not None else {}
@@ -114,13 +126,6 @@ class IndexedCollection:
                     "reindex --recreate`"
                 )
                 logger.warning("%s", self._upgrade)
-        return self._has_mean
-
-    def has_sentences(self) -> bool:
-        """Whether the collection holds the ``sentences`` vector (schema 4: a message's best sentence rescores the
-        dense side); a collection created before it is searched without, and says so once (``upgrade``)."""
-        self.has_mean()
-        return self._has_sentences
 
     def upgrade(self) -> str | None:
         """What the collection lacks because an older release created it, with the way to add it (None:
@@ -262,6 +267,8 @@ class IndexedCollection:
         deep = dense is not None and sparse is not None and deep_limit > 0 and limit > s.deep_from
         read = max(deep_limit, depth) if deep else depth
         keys = [*SIGNAL_KEYS, "text"] if s.phrase_weight > 0 else list(SIGNAL_KEYS)
+        if s.sentence_weight > 0:
+            keys.append(SENTENCES_KEY)  # which listed messages have sentence vectors to read
         requests: list[tuple[str, IndexQuery]] = []
         # "both" with the mean vector: its one list is the dense side exactly, merged below as a single list
         mean = dense is not None and vectors == "both" and self.has_mean()
@@ -307,11 +314,15 @@ class IndexedCollection:
     def _best_sentences(self, dense: list[float], hits: list[IndexHit], head: int) -> tuple[list[IndexHit], list[IndexHit]]:
         """The mean vector's list ``hits`` rescored with each point's best sentence (``retrieval.sentence_weight`` w:
         (1 - w) x its mean cosine + w x the higher of that and its best sentence's cosine, one has-id query of the
-        ``sentences`` vector; a message of one sentence has none and keeps its score). Returns the list for the deep
+        ``sentences`` vector over the messages whose payload says they have one; a message of one sentence keeps its
+        score, and a list of such messages is returned as it is, without a query). Returns the list for the deep
         tail's head (its first ``head`` stay those of the mean's list, each part in its new order) and the whole list
         in its new order."""
+        long = [h.id for h in hits if h.payload.get(SENTENCES_KEY)]
+        if not long:  # no listed message has two sentences or more: nothing to read, nothing moves
+            return hits, hits
         w = self.settings.sentence_weight
-        only = models.Filter(must=[models.HasIdCondition(has_id=[h.id for h in hits])])
+        only = models.Filter(must=[models.HasIdCondition(has_id=long)])
         got = self.index.query(self.name, IndexQuery(dense=dense, filter=only, limit=len(hits), prefetch_limit=len(hits), payload=False,  # type: ignore[union-attr]
                                                      using="sentences"))
         best = {h.id: h.score for h in got}

@@ -21,7 +21,7 @@ from ..retrieval.analyzer import Analyzer
 from ..retrieval.bm25 import BM25Encoder
 from ..sentences import split_sentences
 from ..stores.base import INDEX_UPGRADES, MESSAGE_POINTS_V2, RecordStore, VectorIndex, VectorPoint
-from .points import legacy_message_point_id, message_payload, message_point_id, scope_filter, scroll_all, speaker
+from .points import SENTENCES_KEY, legacy_message_point_id, message_payload, message_point_id, scope_filter, scroll_all, speaker
 
 logger = logging.getLogger(__name__)
 
@@ -147,6 +147,8 @@ class Indexer:
             if prev is not None:
                 payload["prev"] = prev.message_id
             pair = vectors[i] if dense and self.embedder is not None else None
+            if pair is not None and pair[2]:
+                payload[SENTENCES_KEY] = len(pair[2])
             out.append(
                 VectorPoint(
                     id=message_point_id(msg.tenant, msg.ref), payload=payload,

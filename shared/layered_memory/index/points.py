@@ -62,6 +62,9 @@ def scope_filter(tenant: str, kind: str, **fields: str | None) -> models.Filter:
     return models.Filter(must=must)
 
 
+SENTENCES_KEY = "sentences"  # payload: how many sentence vectors a message point has (absent: none), so a search reads only those
+
+
 def message_payload(msg: Message, lang: str) -> dict[str, Any]:
     """Payload of a message point: filter fields plus the seed 003 meta fields."""
     meta = msg.metadata
@@ -104,6 +107,6 @@ def scroll_all(index: VectorIndex, collection: str, flt: Any, page: int = SCROLL
 
 
 __all__ = [
-    "MESSAGES", "legacy_message_point_id", "message_payload", "message_point_id", "point_id", "scope_filter", "scroll_all",
+    "MESSAGES", "SENTENCES_KEY", "legacy_message_point_id", "message_payload", "message_point_id", "point_id", "scope_filter", "scroll_all",
     "speaker", "text_key",
 ]

@@ -50,6 +50,7 @@ def test_the_writer_stores_a_vector_per_sentence_and_a_deleted_turn_before_keeps
         assert mem.index.info("lm_messages")["schema"]["sentences"] is True
         by_id = {h.payload["message_id"]: h for h in mem.index.scroll("lm_messages", limit=10, with_vectors=True)[0]}
         assert len(by_id["long"].sentences) == 6 and by_id["near"].sentences is None  # one sentence: its own vector is its best
+        assert by_id["long"].payload["sentences"] == 6 and "sentences" not in by_id["near"].payload  # what a search reads
         assert by_id["long"].context is not None  # "q" is the turn before it
         mem.delete_message("c", "q")
         assert mem.flush(60)
@@ -85,3 +86,20 @@ def test_a_schema3_collection_is_searched_without_sentences_until_recreated(tmp_
         assert mem.index.info("lm_messages")["schema"]["sentences"] is True
         assert mem.search("what keto diet am I on", route="dense", k=1).hits[0].id == "long"
         assert mem.doctor()["upgrade"] is None
+
+
+def test_a_chat_of_one_sentence_messages_costs_no_sentence_query(tmp_path):
+    """The search reads the sentence vectors only of listed messages whose payload says they have some."""
+    emb = HashEmbedder(dim=64)
+    with LayeredMemory.embedded(tmp_path, embedder=emb) as mem:
+        mem.add_messages([{"message_id": f"m{i}", "chat_id": "c", "user_id": "u", "content": f"short note number {i}"} for i in range(5)])
+        assert mem.flush(60)
+        asked: list[str] = []
+        query = mem.index.query
+        mem.index.query = lambda name, q: (asked.append(q.using), query(name, q))[1]  # type: ignore[method-assign]
+        assert mem.search("note number 3", route="dense", k=3).hits
+        assert "sentences" not in asked
+        mem.add_messages([MSGS[0]])
+        assert mem.flush(60)
+        assert mem.search("what keto diet am I on", route="dense", k=3).hits[0].id == "long"
+        assert "sentences" in asked
