@@ -111,7 +111,8 @@ class RetrievalSettings(_Section):
     adaptive_top: int = Field(3, ge=1, le=50)
     adaptive_power: float = Field(1.0, ge=0, le=4)
     # fusion="confidence" (layered_memory.retrieval.confidence): each side's weight from how much it knows
-    # about this query (strength of its top hits, their margin, the sides' agreement, query length, rare terms).
+    # about this query (strength of its top hits, their margin, the sides' agreement, query length, rare terms,
+    # how much of the query BM25's best hits hold).
     # Chosen by leave-one-set-out on four set shapes (docs/retrieval.md); margin and length measured, not kept (0).
     confidence_top: int = Field(1, ge=1, le=50)  # a side's strength: the mean z of its best this many
     confidence_power: float = Field(0.5, ge=0, le=8)
@@ -120,6 +121,12 @@ class RetrievalSettings(_Section):
     confidence_length: float = Field(0.0, ge=0, le=2)  # BM25's confidence x exp(-this x terms beyond confidence_short_terms)
     confidence_short_terms: int = Field(4, ge=0, le=50)
     confidence_rare: float = Field(0.3, ge=0, le=4)  # BM25's confidence x (1 + this x rare-looking query terms, up to 3)
+    # BM25's confidence x min(1, coverage / confidence_coverage_full) ** confidence_coverage, where coverage is the
+    # largest share of the query's terms (speakers' names left out) that one of BM25's best confidence_coverage_top
+    # hits holds: a BM25 list led by hits that share only a filler word or a name with the query does not lead.
+    confidence_coverage: float = Field(2.0, ge=0, le=8)
+    confidence_coverage_top: int = Field(3, ge=1, le=50)
+    confidence_coverage_full: float = Field(0.5, gt=0, le=1)
     # A message that is the query verbatim (up to case and whitespace) comes first on every route.
     exact_first: bool = True
     neighbour_weight: float = Field(0.3, ge=0)

@@ -278,7 +278,9 @@ class IndexedCollection:
             if merge != "text":
                 requests.append(("context", IndexQuery(dense=dense, filter=flt, limit=read, prefetch_limit=read, payload=keys, using="context")))
         if sparse is not None:
-            requests.append(("sparse", IndexQuery(sparse=sparse, filter=flt, limit=read, prefetch_limit=read, payload=keys)))
+            # BM25's hits carry their text: how much of the query its best hold sets its weight (confidence_coverage)
+            coverage = s.fusion == "confidence" and s.confidence_coverage > 0 and "text" not in keys
+            requests.append(("sparse", IndexQuery(sparse=sparse, filter=flt, limit=read, prefetch_limit=read, payload=[*keys, "text"] if coverage else keys)))
         got = dict(zip((name for name, _ in requests), self.index.query_batch(self.name, [q for _, q in requests])))  # type: ignore[union-attr]
         dense_side = dense_of(got.get("dense"), got.get("context"), merge, read)
         cosines = exact_cosines(got.get("dense"), got.get("context"), merge, dense_side) if dense_side is not None else {}

@@ -11,12 +11,16 @@ The estimator reads, per query and per side, only what the candidate lists alrea
 * ``margin``: how far its best hit stands above its second, relative to its top-ten spread;
 * ``agreement``: the share of each side's top five that the other side also ranks in its top ten;
 * the query: how many terms it has after stop words, and how many of them are rare-looking
-  (numbers, codes, capitalised names inside the sentence, quoted phrases: what BM25 matches exactly).
+  (numbers, codes, capitalised names inside the sentence, quoted phrases: what BM25 matches exactly);
+* ``coverage``: the largest share of the query's terms, speakers' names left out, that one of BM25's
+  best hits holds (``SecondStage._coverage``). A BM25 list led by turns that share one filler word
+  ("plan" in "planning a trip") or only the asker's name with the question knows little about it.
 
 From these, each side gets a confidence; the side weights are the confidences to the power
 ``confidence_power``, sharpened further when the sides disagree (a confident side and a flat one:
-the confident one leads), with BM25's confidence reduced for long queries without rare terms and
-raised by rare ones. Every coefficient is a setting, chosen by leave-one-set-out on several set
+the confident one leads), with BM25's confidence reduced for long queries without rare terms,
+raised by rare ones, and reduced when its best hits hold under ``confidence_coverage_full`` of the
+query: ``(coverage / confidence_coverage_full) ** confidence_coverage``. Every coefficient is a setting, chosen by leave-one-set-out on several set
 shapes (``benchmarks/retrieval_loso.py``); ``Confidence`` keeps the inputs for inspection.
 """
 
@@ -47,6 +51,7 @@ class Confidence:
     terms: int
     rare: int
     weights: tuple[float, float]
+    coverage: float = 1.0  # the largest share of the query's terms (names left out) one of BM25's best hits holds
 
 
 def rare_terms(query: str) -> int:
@@ -96,13 +101,14 @@ def _agreement(ranks: np.ndarray) -> float:
 
 
 def side_weights(strength: tuple[float, float], margin: tuple[float, float], agreement: float, terms: int, rare: int,
-                 settings: Any) -> tuple[float, float]:
+                 settings: Any, coverage: float = 1.0) -> tuple[float, float]:
     """(dense, sparse) weights from the confidence inputs; they sum to 2 (a weight of 1 each is a
     plain z-score fusion)."""
     s = settings
     conf = [strength[j] * (1.0 + s.confidence_margin * margin[j]) for j in range(2)]
     long = max(0, terms - s.confidence_short_terms)
     conf[1] *= math.exp(-s.confidence_length * long) * (1.0 + s.confidence_rare * min(rare, 3))
+    conf[1] *= min(1.0, max(coverage, 0.05) / s.confidence_coverage_full) ** s.confidence_coverage
     power = s.confidence_power * (1.0 + s.confidence_disagreement * (1.0 - agreement))
     w = np.array([max(c, 1e-6) for c in conf]) ** power
     w = 2.0 * w / w.sum()
@@ -113,7 +119,7 @@ def side_weights(strength: tuple[float, float], margin: tuple[float, float], agr
 
 
 def estimate(query_terms: Sequence[str], query: str, scores: np.ndarray, ranks: np.ndarray, z: np.ndarray,
-             settings: Any) -> Confidence:
+             settings: Any, coverage: float = 1.0) -> Confidence:
     """The confidence of each side for one query, from the candidate arrays of the second stage:
     ``scores``/``ranks``/``z`` are (2, n) in (dense, sparse) order, NaN / -1 where a side lacks a candidate."""
     present = ~np.isnan(scores)
@@ -122,5 +128,5 @@ def estimate(query_terms: Sequence[str], query: str, scores: np.ndarray, ranks: 
     margin = (_margin(scores[0], present[0]), _margin(scores[1], present[1]))
     agreement = _agreement(ranks)
     terms, rare = len(set(query_terms)), rare_terms(query)
-    weights = side_weights(strength, margin, agreement, terms, rare, settings)
-    return Confidence(strength, margin, agreement, terms, rare, weights)
+    weights = side_weights(strength, margin, agreement, terms, rare, settings, coverage)
+    return Confidence(strength, margin, agreement, terms, rare, weights, coverage)

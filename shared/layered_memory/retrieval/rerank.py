@@ -223,7 +223,8 @@ class SecondStage:
             for c, v in zip(cands, fused.tolist()):
                 c.score = v
 
-    def _fuse(self, scores: np.ndarray, ranks: np.ndarray, query: str = "") -> tuple[np.ndarray, np.ndarray]:
+    def _fuse(self, scores: np.ndarray, ranks: np.ndarray, query: str = "",
+              payloads: Sequence[dict[str, Any]] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(fused score, z-scores (2, n) with the side minimum for the absent; 0 for a muted or empty side)."""
         s = self.s
         w = self.side_weights()
@@ -251,9 +252,25 @@ class SecondStage:
         if s.fusion == "adaptive" and live.all():
             weights = weights * self._separation(z, present)
         elif s.fusion == "confidence" and live.all():
-            self.confidence = estimate(self.analyzer.terms(query) if query else [], query, scores, ranks, z, s)
+            qterms = self.analyzer.terms(query) if query else []
+            cov = self._coverage(qterms, payloads, ranks) if payloads is not None and s.confidence_coverage > 0 else 1.0
+            self.confidence = estimate(qterms, query, scores, ranks, z, s, cov)
             weights = np.array(self.confidence.weights)
         return (weights[:, None] * z).sum(axis=0), z
+
+    def _coverage(self, qterms: Sequence[str], payloads: Sequence[dict[str, Any]], ranks: np.ndarray) -> float:
+        """The largest share of the query's distinct terms, the candidates' speakers' names left out (the
+        speaker signal reads those), that one of BM25's best ``confidence_coverage_top`` hits holds in its own
+        words: 1 when a hit matches the whole query, low when BM25's best share only a filler word or a
+        name with it. A query of names alone, or hits without their text, count as covered (1)."""
+        want = set(qterms)
+        for author in {str(p.get("author") or "") for p in payloads}:
+            want.difference_update(self.analyzer.terms(author))
+        top = np.flatnonzero((ranks[1] >= 0) & (ranks[1] < self.s.confidence_coverage_top)).tolist()
+        if not want or not top or any("text" not in payloads[i] for i in top):
+            return 1.0
+        have = (set(self.analyzer.terms(str(payloads[i]["text"] or ""))) for i in top)
+        return max(len(want & words) / len(want) for words in have)
 
     def _separation(self, z: np.ndarray, present: np.ndarray) -> np.ndarray:
         """Per side, how far its best ``adaptive_top`` stand above its own list (their mean z), relative to
@@ -291,7 +308,8 @@ class SecondStage:
         first: dict[Any, dict[str, Any]] = {}  # each candidate's payload, in order of first appearance
         for _, hits in sides:
             for h in hits:
-                if h.id not in first:
+                seen = first.get(h.id)
+                if seen is None or len(h.payload) > len(seen):  # a side may read more keys (BM25: the text)
                     first[h.id] = h.payload
         if not first:
             return []
@@ -326,7 +344,7 @@ class SecondStage:
                 now: datetime | None) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], np.ndarray]:
         """(fused score rescaled to 0..1, z-scores, signal name -> values, seq) of the candidates."""
         s = self.s
-        fused, z = self._fuse(scores, ranks, query)
+        fused, z = self._fuse(scores, ranks, query, payloads)
         base = _minmax(fused)
         sig: dict[str, np.ndarray] = {}
         seq = np.array([int(p.get("seq") or 0) for p in payloads], dtype=np.int64)

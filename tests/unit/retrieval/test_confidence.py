@@ -20,8 +20,8 @@ def settings(**over) -> RetrievalSettings:
     return RetrievalSettings(**{**OFF, "fusion": "confidence", **ON, **over})
 
 
-def weights(strength=(1.0, 1.0), margin=(0.0, 0.0), agreement=1.0, terms=3, rare=0, **over) -> tuple[float, float]:
-    return side_weights(strength, margin, agreement, terms, rare, settings(**over))
+def weights(strength=(1.0, 1.0), margin=(0.0, 0.0), agreement=1.0, terms=3, rare=0, coverage=1.0, **over) -> tuple[float, float]:
+    return side_weights(strength, margin, agreement, terms, rare, settings(**over), coverage)
 
 
 def test_weights_sum_to_two_and_are_even_for_equal_sides():
@@ -95,3 +95,60 @@ def test_a_confident_dense_side_leads_over_a_flat_bm25_side():
     assert st.confidence is not None and st.confidence.weights[0] > st.confidence.weights[1]
     rrf = SecondStage(RetrievalSettings(**OFF, fusion="rrf"), Analyzer())
     assert rrf.rank(query, _filler_case(), k=3)[0].key != "answer"  # a fixed rank fusion follows BM25's filler
+
+
+def test_low_coverage_lowers_bm25_and_full_coverage_leaves_it():
+    full, half, low = (weights(coverage=c, confidence_coverage=2.0, confidence_coverage_full=0.5) for c in (1.0, 0.5, 0.2))
+    assert full == pytest.approx(half) and low[1] < half[1]
+    assert low[1] / low[0] == pytest.approx((0.2 / 0.5) ** 2 * half[1] / half[0])  # power 1 in these settings
+    assert weights(coverage=0.2, confidence_coverage=0.0) == pytest.approx(full)  # switched off
+
+
+def _name_only_case() -> tuple[str, list[Candidate]]:
+    """The question names Anna and asks about her job in other words: BM25's best hits are Anna's turns that
+    share only her name with it; dense ranks the answer (Anna's "signed the offer") first."""
+    query = "What position did Anna accept?"
+    out = [Candidate("answer", {"seq": 1, "chat_id": "c", "author": "Anna", "text": "Signed the offer yesterday, I start as a chef."},
+                     scores={"dense": 0.88}, ranks={"dense": 0})]
+    for i in range(1, 8):
+        text = f"Anna here again, day {i} of the move."
+        out.append(Candidate(f"anna{i}", {"seq": 1 + i, "chat_id": "c", "author": "Bob", "text": text},
+                             scores={"dense": 0.84 - 0.01 * i, "sparse": 4.0 - 0.1 * i}, ranks={"dense": i, "sparse": i - 1}))
+    return query, out
+
+
+def test_bm25_hits_that_share_only_a_name_do_not_lead():
+    query, cands = _name_only_case()
+    on = SecondStage(settings(confidence_coverage=2.0, confidence_coverage_full=0.5), Analyzer())
+    assert on.rank(query, cands, k=3)[0].key == "answer"
+    assert on.confidence is not None and on.confidence.coverage == pytest.approx(0.0)  # "anna" holds no word of "position accept"
+    off = SecondStage(settings(confidence_coverage=0.0), Analyzer())
+    assert off.rank(query, _name_only_case()[1], k=3)[0].key != "answer"
+
+
+def test_coverage_leaves_out_speakers_names_and_needs_the_hits_text():
+    st = SecondStage(settings(confidence_coverage=2.0), Analyzer())
+    query, cands = _name_only_case()
+    for c in cands:
+        c.payload["author"] = "Anna"  # now "anna" is a speaker's name: left out, and still no hit holds "position"
+    st.rank(query, cands, k=3)
+    assert st.confidence is not None and st.confidence.coverage == pytest.approx(0.0)
+    st.rank("Anna", cands, k=3)  # a query of a name alone: nothing to cover
+    assert st.confidence.coverage == 1.0
+    for c in cands:
+        c.payload.pop("text")
+    st.rank(query, cands, k=3)  # the index did not read the text: no reduction
+    assert st.confidence.coverage == 1.0
+
+
+def test_the_index_path_reads_the_text_from_bm25s_hits():
+    """``rank_sides`` (the index path): a candidate both sides list keeps the payload with more keys, so the text
+    that only BM25's request reads reaches the coverage."""
+    from types import SimpleNamespace as Hit
+
+    query, cands = _name_only_case()
+    dense = [Hit(id=c.key, score=c.scores["dense"], payload={k: v for k, v in c.payload.items() if k != "text"}) for c in cands]
+    sparse = [Hit(id=c.key, score=c.scores["sparse"], payload=c.payload) for c in cands if "sparse" in c.scores]
+    st = SecondStage(settings(confidence_coverage=2.0, confidence_coverage_full=0.5), Analyzer())
+    assert st.rank_sides(query, [("dense", dense), ("sparse", sparse)], k=3)[0][0] == "answer"
+    assert st.confidence is not None and st.confidence.coverage == pytest.approx(0.0)
