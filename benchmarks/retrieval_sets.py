@@ -50,6 +50,7 @@ VARIANTS: list[tuple[str, str, dict]] = [
     ("bm25", "bm25", OFF), ("dense", "dense", OFF), ("plain RRF (seed 003)", "hybrid", PLAIN_RRF),
     ("previous release's settings", "hybrid", PREVIOUS), ("one dense query (latency reference)", "hybrid", ONE_VECTOR),
     ("hybrid, defaults", "hybrid", {}),
+    ("hybrid, defaults, coverage off", "hybrid", {"confidence_coverage": 0.0}),  # BM25's weight not cut by how little of the query it holds
     # the deep tail (opt-in): hits below the first deep_from ranked from each side's top deep_limit (k > 10 only: use --k 50)
     ("hybrid, deep tail, deep_limit=100", "hybrid", {"deep_limit": 100}), ("hybrid, deep tail, deep_limit=200", "hybrid", {"deep_limit": 200}),
 ]
