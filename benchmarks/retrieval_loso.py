@@ -543,7 +543,7 @@ GRIDS["ablate"] = [("picked", "hybrid", PICKED)] + [(f"picked, {k}=0", "hybrid",
 _SENT = {**PICKED, "dense": "rescore:sentx:0.3", "confidence_coverage": 0.0}  # the defaults before it
 GRIDS["coverage"] = [("picked + sentences, coverage off", "hybrid", _SENT)] + [
     (f"coverage^{c} top {t}, full at {f}", "hybrid", {**_SENT, "confidence_coverage": c, "confidence_coverage_top": t, "confidence_coverage_full": f})
-    for c in (0.5, 1.0, 2.0) for t in (1, 3) for f in (0.5, 0.67, 1.0)]
+    for c in (0.5, 1.0, 2.0) for t in (1, 3) for f in (0.2, 0.25, 0.34, 0.5, 0.67, 1.0)]
 GRIDS["check"] = [("bm25", "bm25", {}), ("dense (mean)", "dense", {}), ("dense ctx (previous)", "dense", {"dense": "ctx"}),
                   ("plain rrf k=60 (seed 003)", "hybrid", {**OFF, "rrf_k": 60, "dense_weight": 1.0}),
                   ("previous release's defaults", "hybrid", {**TODAY, **SIGNALS, "fusion": "adaptive", "fusion_dense_weight": 1.0,
