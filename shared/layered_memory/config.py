@@ -124,9 +124,9 @@ class RetrievalSettings(_Section):
     # BM25's confidence x min(1, coverage / confidence_coverage_full) ** confidence_coverage, where coverage is the
     # largest share of the query's terms (speakers' names left out) that one of BM25's best confidence_coverage_top
     # hits holds: a BM25 list led by hits that share only a filler word or a name with the query does not lead.
-    confidence_coverage: float = Field(2.0, ge=0, le=8)
-    confidence_coverage_top: int = Field(3, ge=1, le=50)
-    confidence_coverage_full: float = Field(0.5, gt=0, le=1)
+    confidence_coverage: float = Field(0.5, ge=0, le=8)
+    confidence_coverage_top: int = Field(1, ge=1, le=50)
+    confidence_coverage_full: float = Field(0.34, gt=0, le=1)
     # A message that is the query verbatim (up to case and whitespace) comes first on every route.
     exact_first: bool = True
     neighbour_weight: float = Field(0.3, ge=0)

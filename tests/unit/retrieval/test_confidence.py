@@ -126,6 +126,16 @@ def test_bm25_hits_that_share_only_a_name_do_not_lead():
     assert off.rank(query, _name_only_case()[1], k=3)[0].key != "answer"
 
 
+def test_the_default_settings_let_the_dense_answer_lead_over_name_only_matches():
+    query, cands = _name_only_case()
+    on = SecondStage(RetrievalSettings(**OFF), Analyzer())
+    assert on.rank(query, cands, k=3)[0].key == "answer"
+    off = SecondStage(RetrievalSettings(**OFF, confidence_coverage=0.0), Analyzer())
+    assert off.rank(query, _name_only_case()[1], k=3)[0].key == "anna1"
+    assert on.confidence is not None and off.confidence is not None
+    assert on.confidence.weights[1] < off.confidence.weights[1]
+
+
 def test_coverage_leaves_out_speakers_names_and_needs_the_hits_text():
     st = SecondStage(settings(confidence_coverage=2.0), Analyzer())
     query, cands = _name_only_case()
