@@ -9,7 +9,9 @@ Per set, the same store answers every variant (settings are read per query; the 
 question by question, so a burst of load hits them alike): ``bm25``, ``dense`` (both dense vectors),
 the simple RRF of seed 003 (k=60, equal weights, no second stage), the previous release's settings
 (the context vector's scores, adaptive fusion, its signal weights), the previous release's query plan
-(one dense query: a latency reference, its quality is not a variant anyone runs), and the defaults. Reported: R@5 and R@10 (share of evidence turns in the top k), hit@1 (the first hit is an
+(one dense query: a latency reference, its quality is not a variant anyone runs), the defaults, and the
+defaults with ``confidence_coverage`` off (BM25's weight not cut when its best hit holds little of the
+query: what that input moves, in the same run). Reported: R@5 and R@10 (share of evidence turns in the top k), hit@1 (the first hit is an
 evidence turn), sess@5 (every gold session among the sessions of the top 5 hits: ``session
 recall_all@5``), leaks (hits of another user, every search being filtered to one user) and search
 P50 / P95 in ms (the query embedding comes from the cache: its cost, measured once, is printed apart).
