@@ -19,9 +19,10 @@ The estimator reads, per query and per side, only what the candidate lists alrea
 From these, each side gets a confidence; the side weights are the confidences to the power
 ``confidence_power``, sharpened further when the sides disagree (a confident side and a flat one:
 the confident one leads), with BM25's confidence reduced for long queries without rare terms,
-raised by rare ones, and reduced when its best hits hold under ``confidence_coverage_full`` of the
-query: ``(coverage / confidence_coverage_full) ** confidence_coverage``. Every coefficient is a setting, chosen by leave-one-set-out on several set
-shapes (``benchmarks/retrieval_loso.py``); ``Confidence`` keeps the inputs for inspection.
+raised by rare ones, and reduced when its best hit holds under ``confidence_coverage_full`` of the
+query: ``min(1, coverage / confidence_coverage_full) ** confidence_coverage``. Every coefficient is a
+setting, chosen by leave-one-set-out on several set shapes (``benchmarks/retrieval_loso.py``);
+``Confidence`` keeps the inputs for inspection.
 """
 
 from __future__ import annotations
