@@ -36,7 +36,8 @@ from typing import Any
 from ..errors import InvalidInputError
 from ..models import ContextMessage, Message, check_id
 from ..providers.tokens import first_grapheme, fit_to_tokens
-from ..session_summaries import join_units, split_sentences, summary_units
+from ..sentences import split_sentences
+from ..session_summaries import join_units, summary_units
 from .lines import (
     BLOCKS, HEADERS, LINE_PREFIX, PER_MESSAGE_TOKENS, SUMMARY_PREFIX, USER_DATA_HEADER, block_text, context_tokens, counted_line, dated,
     line, recent_from, time_head,

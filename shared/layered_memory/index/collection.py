@@ -26,7 +26,7 @@ from ..errors import CapabilityError
 from ..providers.base import Embedder
 from ..retrieval.analyzer import Analyzer
 from ..retrieval.bm25 import BM25Encoder, BM25Scorer
-from ..retrieval.rerank import SIGNAL_KEYS, SecondStage, has_signals, join_ranked, verbatim
+from ..retrieval.rerank import SIGNAL_KEYS, SecondStage, has_signals, join_ranked, reads_bm25_text, verbatim
 from ..stores.base import IndexHit, IndexQuery, SparseVector, VectorIndex, VectorPoint
 from ..filterspec import FilterSpec
 from .points import SENTENCES_KEY
@@ -278,8 +278,8 @@ class IndexedCollection:
             if merge != "text":
                 requests.append(("context", IndexQuery(dense=dense, filter=flt, limit=read, prefetch_limit=read, payload=keys, using="context")))
         if sparse is not None:
-            # BM25's hits carry their text: how much of the query its best hold sets its weight (confidence_coverage)
-            coverage = s.fusion == "confidence" and s.confidence_coverage > 0 and "text" not in keys
+            # a hybrid search's BM25 hits carry their text: how much of the query its best holds sets its weight
+            coverage = dense is not None and reads_bm25_text(s) and "text" not in keys
             requests.append(("sparse", IndexQuery(sparse=sparse, filter=flt, limit=read, prefetch_limit=read, payload=[*keys, "text"] if coverage else keys)))
         got = dict(zip((name for name, _ in requests), self.index.query_batch(self.name, [q for _, q in requests])))  # type: ignore[union-attr]
         dense_side = dense_of(got.get("dense"), got.get("context"), merge, read)

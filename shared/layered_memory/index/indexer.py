@@ -77,7 +77,11 @@ class Indexer:
         Measured on LoCoMo (share of evidence turns in the top 10, BM25): plain text 0.58,
         "Speaker: text" 0.61, with the previous turn 0.68. Hits still show the message text alone.
         """
-        return msg.content if self.context == "text" else f"{speaker(msg)}: {msg.content}"
+        return self._as_written(msg, msg.content)
+
+    def _as_written(self, msg: Message, text: str) -> str:
+        """``text`` of ``msg`` as its vectors embed it: "Speaker: text", or the text alone with ``index_context="text"``."""
+        return text if self.context == "text" else f"{speaker(msg)}: {text}"
 
     def indexed_texts(self, msg: Message, previous: Message | None) -> tuple[str, str | None]:
         """(own text, context text): the context is the turn before, then the own text; None without a
@@ -96,8 +100,7 @@ class Indexer:
         parts = split_sentences(msg.content)
         if len(parts) < 2:
             return []
-        who = None if self.context == "text" else speaker(msg)
-        return [f"{who}: {p}" if who else p for p in parts[:MAX_SENTENCES]]
+        return [self._as_written(msg, p) for p in parts[:MAX_SENTENCES]]
 
     def indexed_text(self, msg: Message, previous: Message | None) -> str:
         """The text BM25 indexes: the context when there is one, else the own text."""

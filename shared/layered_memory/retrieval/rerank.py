@@ -57,13 +57,20 @@ from .confidence import Confidence, estimate
 from .learned import FEATURES, score as learned_score
 from .timeexpr import TimeWindow, resolve_time
 
-__all__ = ["Candidate", "SecondStage", "FUSIONS", "RERANKERS", "SIGNAL_KEYS", "SIGNAL_WEIGHTS", "has_signals", "join_ranked", "names_speaker"]
+__all__ = ["Candidate", "SecondStage", "FUSIONS", "RERANKERS", "SIGNAL_KEYS", "SIGNAL_WEIGHTS", "has_signals", "join_ranked", "names_speaker",
+           "reads_bm25_text"]
 
 FUSIONS = ("rrf", "zscore", "dbsf", "adaptive", "confidence")
 RERANKERS = ("rules", "learned", "off")
 SIDES = ("dense", "sparse")
 SIGNAL_KEYS = ("author", "chat_id", "message_id", "prev", "seq", "text_key", "timestamp")  # payload keys the signals read (phrase: + "text")
 SIGNAL_WEIGHTS = ("neighbour_weight", "session_weight", "speaker_weight", "phrase_weight", "time_weight")
+
+
+def reads_bm25_text(settings: Any) -> bool:
+    """Whether the confidence fusion reads the text of BM25's hits (its ``coverage`` input), so a hybrid search
+    asks the index for it on that side."""
+    return getattr(settings, "fusion", None) == "confidence" and getattr(settings, "confidence_coverage", 0) > 0
 
 
 def has_signals(settings: Any) -> bool:
@@ -253,7 +260,7 @@ class SecondStage:
             weights = weights * self._separation(z, present)
         elif s.fusion == "confidence" and live.all():
             qterms = self.analyzer.terms(query) if query else []
-            cov = self._coverage(qterms, payloads, ranks) if payloads is not None and s.confidence_coverage > 0 else 1.0
+            cov = self._coverage(qterms, payloads, ranks) if payloads is not None and reads_bm25_text(s) else 1.0
             self.confidence = estimate(qterms, query, scores, ranks, z, s, cov)
             weights = np.array(self.confidence.weights)
         return (weights[:, None] * z).sum(axis=0), z
