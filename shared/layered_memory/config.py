@@ -73,9 +73,17 @@ class RetrievalSettings(_Section):
     candidates per side, fuse them by ``fusion`` ("rrf" uses rrf_k and dense_weight / sparse_weight) and
     rerank them with the second-stage signals (layered_memory.retrieval.rerank; a weight of 0 turns one off)."""
 
-    k1: float = 1.2
+    k1: float = 1.2  # BM25 of the document vectors of documents, items, agents' records and summaries
     b: float = 0.75
     avgdl: float = 32.0  # fixed average document length in terms: vectors stay comparable across restarts
+    # BM25 of the message vectors. A message's document is its context (the turn before) plus its own words
+    # twice, so Lucene's b=0.75 at 32 terms buried a long, wordy turn, and a turn after one, under short turns
+    # that share a common word (picked by leave-one-set-out, docs/retrieval.md "BM25's length normalisation";
+    # prose documents keep Lucene's: Cranfield loses 1.8 points of nDCG@10 with these). Vectors already
+    # written keep the values they were written with until `layered-memory reindex`.
+    message_k1: float = Field(0.9, ge=0)
+    message_b: float = Field(0.2, ge=0, le=1)
+    message_avgdl: float = Field(64.0, gt=0)
     index_context: str = "neighbour"  # "neighbour" | "speaker" | "text"
     # Messages of a chat further apart than this belong to different sessions: the turn before is not a
     # message's context (indexing), and the session signal groups a chat's candidates by these sessions.

@@ -193,7 +193,8 @@ def build_runtime(
         for name in sorted(derived_collections(kinds, records, settings)):
             if index.has_collection(name):
                 index.drop_collection(name)
-    indexer = Indexer(records, index, emb, analyzer, encoder, collection, r.index_context, r.session_gap_hours * 3600.0)
+    indexer = Indexer(records, index, emb, analyzer, encoder, collection, r.index_context, r.session_gap_hours * 3600.0,
+                      message_encoder=BM25Encoder(k1=r.message_k1, b=r.message_b, avgdl=r.message_avgdl))
     searcher = SearchService(records, index, emb, analyzer, encoder, collection, r)
     core = Runtime(
         settings=settings, records=records, index=index, embedder=emb, chat_model=_resolve_chat_model(chat_model),

@@ -26,3 +26,10 @@ def test_embedder_names():
     assert emb.name == "text-embedding-3-small"  # built without a request
     with pytest.raises(ConfigurationError, match="openai:<model>@<base_url>"):
         _resolve_embedder("openai:missing-url")
+
+
+@pytest.mark.parametrize(("field", "value"), [("message_b", 1.5), ("message_k1", -1), ("message_avgdl", 0)])
+def test_message_bm25_parameters_are_checked(monkeypatch, field, value):
+    monkeypatch.setenv(f"LAYERED_MEMORY_RETRIEVAL__{field.upper()}", str(value))
+    with pytest.raises(ValueError, match=rf"retrieval\.{field}(.|\n)*(greater|less) than"):
+        LayeredMemorySettings()

@@ -40,7 +40,7 @@ class Indexer:
     wrote it), so a reply is found by the question it answers; a search queries both (``retrieval.rerank``).
     The turn before counts only within ``context_gap`` seconds: a chat resumed days later starts afresh,
     so one chat per conversation or one per session index the same texts. BM25 indexes the context with
-    the turn's own words counted twice."""
+    the turn's own words counted twice, with the messages' own parameters (``message_encoder``)."""
 
     def __init__(
         self,
@@ -52,6 +52,8 @@ class Indexer:
         collection: str,
         context: str = "neighbour",
         context_gap: float = CONTEXT_GAP,
+        *,
+        message_encoder: BM25Encoder | None = None,
     ) -> None:
         if context not in INDEX_CONTEXTS:
             raise ConfigurationError(f"index_context={context!r} must be one of {', '.join(INDEX_CONTEXTS)}")
@@ -61,7 +63,8 @@ class Indexer:
         self.index = index
         self.embedder = embedder
         self.analyzer = analyzer
-        self.encoder = encoder
+        self.encoder = encoder  # the other kinds' BM25 (documents, items, agents, summaries)
+        self.message_encoder = message_encoder or encoder  # the messages' (``retrieval.message_k1`` / ``_b`` / ``_avgdl``)
         self.collection = collection
         self._upgraded: set[str] = set()  # tenants checked for the schema v2 point upgrade
         # The previous turn each BM25-only point was written with (see index_sparse): refs, never texts.
@@ -157,7 +160,7 @@ class Indexer:
                     id=message_point_id(msg.tenant, msg.ref), payload=payload,
                     dense=pair[0] if pair is not None else None, context=pair[1] if pair is not None else None, mean=True,
                     sentences=pair[2] if pair is not None else None,
-                    sparse=self.encoder.document(self.sparse_terms(msg, ctx or own)),
+                    sparse=self.message_encoder.document(self.sparse_terms(msg, ctx or own)),
                 )
             )
         return out

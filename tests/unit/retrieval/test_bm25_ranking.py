@@ -35,8 +35,8 @@ def test_bm25_route_matches_rank_bm25(tmp_path, seed):
     corpus = [analyzer.terms(d) for d in docs]
     settings = LayeredMemorySettings()
     settings.retrieval.index_context = "text"
-    settings.retrieval.avgdl = sum(map(len, corpus)) / len(corpus)
-    reference = QdrantIdfBM25(corpus, k1=settings.retrieval.k1, b=settings.retrieval.b)
+    settings.retrieval.message_avgdl = sum(map(len, corpus)) / len(corpus)  # messages have their own BM25 parameters
+    reference = QdrantIdfBM25(corpus, k1=settings.retrieval.message_k1, b=settings.retrieval.message_b)
     t0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
     with LayeredMemory.embedded(tmp_path, embedder="none", settings=settings) as mem:
         mem.add_messages([
