@@ -22,6 +22,7 @@ A lab, not the bar: ``benchmarks/retrieval_sets.py`` measures the product path (
 from __future__ import annotations
 
 import argparse
+import copy
 import itertools
 import sys
 import time
@@ -120,16 +121,26 @@ class Corpus:
 
     def __init__(self, name: str, convs: list[Conv], cache: EmbedCache, settings: RetrievalSettings):
         self.name, self.convs = name, convs
-        self.analyzer = an = Analyzer()
-        enc = BM25Encoder(settings.k1, settings.b, settings.avgdl)
+        self.analyzer = Analyzer()
+        self.bm25_params = (settings.message_k1, settings.message_b, settings.message_avgdl)
+        self._build_bm25(*self.bm25_params)
+        self._variants: dict[tuple, Corpus] = {}
+        self.cache = cache
+        self._sentences: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.P_own = [cache.get([t["own"] for t in c.turns], "passage") for c in convs]
+        self.P_ctx = [cache.get([t["ctx"] for t in c.turns], "passage") for c in convs]
+        self.Q = [cache.get(c.questions, "query") for c in convs]
+
+    def _build_bm25(self, k1: float, b: float, avgdl: float) -> None:
+        enc = BM25Encoder(k1, b, avgdl)
         vocab: dict[int, int] = {}
         rows, cols, vals = [], [], []
         n = 0
         self.offsets = []
-        for c in convs:
+        for c in self.convs:
             self.offsets.append(n)
             for t in c.turns:
-                terms = an.terms(t["ctx"]) + an.terms(t["text"])  # the turn's own words twice (index.indexer.Indexer.sparse_terms)
+                terms = self.analyzer.terms(t["ctx"]) + self.analyzer.terms(t["text"])  # own words twice (Indexer.sparse_terms)
                 sv = enc.document(terms)
                 for i, v in zip(sv.indices, sv.values):
                     rows.append(n)
@@ -139,11 +150,18 @@ class Corpus:
         self.vocab = vocab
         self.D = sp.csr_matrix((vals, (rows, cols)), shape=(n, len(vocab)))
         self.idf = idf(n, np.asarray((self.D > 0).sum(axis=0)).ravel())
-        self.cache = cache
-        self._sentences: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        self.P_own = [cache.get([t["own"] for t in c.turns], "passage") for c in convs]
-        self.P_ctx = [cache.get([t["ctx"] for t in c.turns], "passage") for c in convs]
-        self.Q = [cache.get(c.questions, "query") for c in convs]
+
+    def for_bm25(self, over: dict) -> Corpus:
+        """This set with BM25's document vectors written with ``over``'s message_k1 / _b / _avgdl (the rest shared)."""
+        params = tuple(float(over.get(k, v)) for k, v in zip(("message_k1", "message_b", "message_avgdl"), self.bm25_params))
+        if params == self.bm25_params:
+            return self
+        if params not in self._variants:
+            other = copy.copy(self)
+            other.bm25_params = params
+            other._build_bm25(*params)
+            self._variants[params] = other
+        return self._variants[params]
 
     def bm25(self, ci: int, question: str) -> np.ndarray:
         q = np.zeros(len(self.vocab))
@@ -242,6 +260,7 @@ def question_lists(corpus: Corpus, s: RetrievalSettings, dense_how: str, route: 
 
 def run(corpus: Corpus, route: str, over: dict) -> np.ndarray:
     """Mean metrics (METRICS order) of one setting on one set. ``route``: hybrid | dense | bm25."""
+    corpus = corpus.for_bm25(over)
     s, stage, dense_how = setting(corpus, over)
     rows = []
     for c, qi, q, lists in question_lists(corpus, s, dense_how, route):
@@ -356,6 +375,7 @@ def main() -> None:
     ap.add_argument("--cache", default=CACHE)
     ap.add_argument("--extra-cache", action="append", default=[], help="more cache directories to read embeddings from")
     ap.add_argument("--grid", default="routes")
+    ap.add_argument("--bm25", nargs=3, type=float, metavar=("K1", "B", "AVGDL"), help="BM25's parameters for the message vectors (default: the settings')")
     ap.add_argument("--metric", default="R@5", choices=METRICS)
     ap.add_argument("--show", nargs="+", choices=METRICS, help="metrics shown per set (default: all)")
     ap.add_argument("--margin", action="store_true", help="pick by the worst margin over each set's best single route first")
@@ -366,6 +386,8 @@ def main() -> None:
     for extra in args.extra_cache:
         cache.rows.update(EmbedCache(extra, "e5", LazyEmbedder("e5")).rows)
     base = RetrievalSettings()
+    if args.bm25:
+        base = base.model_copy(update=dict(zip(("message_k1", "message_b", "message_avgdl"), args.bm25)))
     sets: dict[str, list[Conv]] = {}
     if args.locomo:
         sets["locomo"] = load_locomo(args.locomo)
@@ -549,6 +571,16 @@ GRIDS["check"] = [("bm25", "bm25", {}), ("dense (mean)", "dense", {}), ("dense c
                   ("previous release's defaults", "hybrid", {**TODAY, **SIGNALS, "fusion": "adaptive", "fusion_dense_weight": 1.0,
                                                               "neighbour_weight": 0.4, "session_weight": 0.3}),
                   ("picked (the defaults)", "hybrid", PICKED)]
+# Today's defaults beside each route as the product runs it (the message vectors' BM25 from --bm25 K1 B AVGDL,
+# else the settings'): --grid now --margin
+DEFAULTS = {**PICKED, "dense": "rescore:sentx:0.3"}
+GRIDS["now"] = [("bm25", "bm25", {}), ("dense (mean + sentences)", "dense", {"dense": "rescore:sentx:0.3"}), ("the defaults", "hybrid", DEFAULTS)]
+# BM25's length normalisation: a long wordy turn (and a turn after one: its context is in its document) loses
+# its matches to short turns; --grid bm25 --margin
+GRIDS["bm25"] = [("the defaults", "hybrid", DEFAULTS)] + [
+    (f"k1 {k1}, b {b}, avgdl {a}", "hybrid", {**DEFAULTS, "message_k1": k1, "message_b": b, "message_avgdl": a})
+    for k1 in (0.9, 1.2, 1.6) for b in (0.1, 0.2, 0.3, 0.5, 0.75) for a in (32.0, 64.0)
+    if (k1, b, a) != (RetrievalSettings().message_k1, RetrievalSettings().message_b, RetrievalSettings().message_avgdl)]  # 1.2 / 0.75 / 32: before
 GRIDS_FN: dict = {"locomo": _locomo_grid, "wide": _wide_grid, "fusion": _fusion_grid, "weights": _weights_grid, "combo": _combo_grid, "time": _time_grid, "confidence": _confidence_grid,
                   "signals": lambda: _signal_grid({"fusion": "zscore", "fusion_dense_weight": 2.0}),
                   "signals_conf": lambda: _signal_grid(CONFIDENCE)}
