@@ -413,7 +413,7 @@ def main() -> None:
     hybrid = {n: r for n, (n2, route, _) in zip(results, grid) for r in [results[n]] if route == "hybrid"}
     best_route = None
     if args.margin:  # each set's best single route, measured in this run
-        routes = {s: max(float(run(c, "bm25", {})[m]), float(run(c, "dense", {})[m]), float(run(c, "dense", {"dense": "rescore:sentx:0.3"})[m]))
+        routes = {s: max(float(run(c, "bm25", {})[m]), float(run(c, "dense", {})[m]), float(run(c, "dense", {"dense": DENSE_NOW})[m]))
                   for s, c in corpora.items()}  # dense: the mean's list, and the mean's list rescored with the sentences (the default)
         best_route = routes
         print("\nbest single route per set: " + ", ".join(f"{s} {v:.3f}" for s, v in routes.items()))
@@ -562,7 +562,9 @@ GRIDS["ablate"] = [("picked", "hybrid", PICKED)] + [(f"picked, {k}=0", "hybrid",
     ("picked, prefetch 80", "hybrid", {**PICKED, "prefetch_limit": 80}), ("picked, prefetch 30", "hybrid", {**PICKED, "prefetch_limit": 30}),
     ("picked, confidence_top=3", "hybrid", {**PICKED, "confidence_top": 3})]
 # BM25's confidence cut by how little of the query its best hits hold (a filler word or a name): --grid coverage --margin
-_SENT = {**PICKED, "dense": "rescore:sentx:0.3", "confidence_coverage": 0.0}  # the defaults before it
+NOW = RetrievalSettings()
+DENSE_NOW = f"rescore:sentx:{NOW.sentence_weight}"  # the product's dense side: the mean's list rescored with the best sentence
+_SENT = {**PICKED, "dense": DENSE_NOW, "confidence_coverage": 0.0}  # the defaults before it
 GRIDS["coverage"] = [("picked + sentences, coverage off", "hybrid", _SENT)] + [
     (f"coverage^{c} top {t}, full at {f}", "hybrid", {**_SENT, "confidence_coverage": c, "confidence_coverage_top": t, "confidence_coverage_full": f})
     for c in (0.5, 1.0, 2.0) for t in (1, 3) for f in (0.2, 0.25, 0.34, 0.5, 0.67, 1.0)]
@@ -573,14 +575,14 @@ GRIDS["check"] = [("bm25", "bm25", {}), ("dense (mean)", "dense", {}), ("dense c
                   ("picked (the defaults)", "hybrid", PICKED)]
 # Today's defaults beside each route as the product runs it (the message vectors' BM25 from --bm25 K1 B AVGDL,
 # else the settings'): --grid now --margin
-DEFAULTS = {**PICKED, "dense": "rescore:sentx:0.3"}
-GRIDS["now"] = [("bm25", "bm25", {}), ("dense (mean + sentences)", "dense", {"dense": "rescore:sentx:0.3"}), ("the defaults", "hybrid", DEFAULTS)]
+DEFAULTS = {**PICKED, "dense": DENSE_NOW}
+GRIDS["now"] = [("bm25", "bm25", {}), ("dense (mean + sentences)", "dense", {"dense": DENSE_NOW}), ("the defaults", "hybrid", DEFAULTS)]
 # BM25's length normalisation: a long wordy turn (and a turn after one: its context is in its document) loses
 # its matches to short turns; --grid bm25 --margin
 GRIDS["bm25"] = [("the defaults", "hybrid", DEFAULTS)] + [
     (f"k1 {k1}, b {b}, avgdl {a}", "hybrid", {**DEFAULTS, "message_k1": k1, "message_b": b, "message_avgdl": a})
     for k1 in (0.9, 1.2, 1.6) for b in (0.1, 0.2, 0.3, 0.5, 0.75) for a in (32.0, 64.0)
-    if (k1, b, a) != (RetrievalSettings().message_k1, RetrievalSettings().message_b, RetrievalSettings().message_avgdl)]  # 1.2 / 0.75 / 32: before
+    if (k1, b, a) != (NOW.message_k1, NOW.message_b, NOW.message_avgdl)]  # today's values: the row "the defaults"
 GRIDS_FN: dict = {"locomo": _locomo_grid, "wide": _wide_grid, "fusion": _fusion_grid, "weights": _weights_grid, "combo": _combo_grid, "time": _time_grid, "confidence": _confidence_grid,
                   "signals": lambda: _signal_grid({"fusion": "zscore", "fusion_dense_weight": 2.0}),
                   "signals_conf": lambda: _signal_grid(CONFIDENCE)}
