@@ -95,6 +95,10 @@ class RetrievalSettings(_Section):
     # and the message's best sentence's cosine (the ``sentences`` vector, schema 4): a fact said in passing in a long
     # message. Measured on thirteen sets (docs/retrieval.md); 0: off.
     sentence_weight: float = Field(0.3, ge=0, le=1)
+    # The dense side embeds a question without its short opening clause ("Remind me, what ...?" -> "what ...?"):
+    # a small embedding model matches the preamble to turns about reminding (layered_memory.retrieval.preamble;
+    # BM25 and the signals read the whole query; measured in docs/retrieval.md "A question's preamble").
+    drop_preamble: bool = True
     # search(group_by="session"): a session's score from its hits' (layered_memory.retrieval.groups).
     group_aggregation: Literal["max", "top2", "top3", "decay"] = "max"
     rrf_k: int = Field(2, ge=1)

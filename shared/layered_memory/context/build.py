@@ -20,6 +20,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..retrieval.preamble import dense_query
 from ..session_summaries import SessionSummaries
 from .assemble import assemble
 from .candidates import document_candidates
@@ -52,7 +53,7 @@ def recall(core: Kernel, handle: LayeredMemory, user_id: str, session_id: str, t
     """Every candidate ``sources`` offer for ``texts`` (the first is the question; default:
     ``sources.default_sources``), scored for relevance."""
     view = visible_scope(core.chats, handle.scope, user_id)
-    vectors = [core.embedder.embed_query(t) for t in texts]  # type: ignore[union-attr]
+    vectors = [core.embedder.embed_query(dense_query(t, core.settings.retrieval)) for t in texts]  # type: ignore[union-attr]
     request = Recall(core, handle, user_id, session_id, view, texts, vectors, window, budget)
     cands = gather(default_sources(with_docs) if sources is None else sources, request)
     dense = _dense(core, [c.vector_id for c in cands if c.vector_id], vectors, request.cosines)

@@ -26,6 +26,7 @@ from ..errors import CapabilityError
 from ..providers.base import Embedder
 from ..retrieval.analyzer import Analyzer
 from ..retrieval.bm25 import BM25Encoder, BM25Scorer
+from ..retrieval.preamble import dense_query
 from ..retrieval.rerank import SIGNAL_KEYS, SecondStage, has_signals, join_ranked, reads_bm25_text, verbatim
 from ..stores.base import IndexHit, IndexQuery, SparseVector, VectorIndex, VectorPoint
 from ..filterspec import FilterSpec
@@ -215,7 +216,7 @@ class IndexedCollection:
         if route_used in ("hybrid", "dense") and dense is None and self.embedder is not None:
             t0 = time.perf_counter()
             try:
-                dense = self.embedder.embed_query(text[: self.settings.max_query_chars])
+                dense = self.embedder.embed_query(dense_query(text[: self.settings.max_query_chars], self.settings))
                 timings["embed"] = round((time.perf_counter() - t0) * 1000, 3)
             except Exception as exc:
                 if route == "dense":

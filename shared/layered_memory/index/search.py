@@ -22,6 +22,7 @@ from ..retrieval.bm25 import BM25Encoder, BM25Scorer
 from ..retrieval.fusion import rrf
 from ..retrieval.groups import Group, group_ranked
 from ..retrieval.plan import SearchPlan
+from ..retrieval.preamble import dense_query
 from ..retrieval.snippet import make_snippet
 from ..stores.base import RecordStore, VectorIndex
 from .collection import IndexedCollection
@@ -109,7 +110,7 @@ class SearchService:
         elif route in ("hybrid", "dense"):
             t0 = time.perf_counter()
             try:
-                dense_vecs = [self.embedder.embed_query(q) for q in plan.queries]  # type: ignore[union-attr]
+                dense_vecs = [self.embedder.embed_query(dense_query(q, self.settings)) for q in plan.queries]  # type: ignore[union-attr]
             except Exception as exc:  # any embedder failure: fall back, say so
                 if route == "dense":
                     raise
