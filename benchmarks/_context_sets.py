@@ -77,7 +77,17 @@ def load_locomo(path: str, n: int = 0) -> list[Conv]:
 def load_synth(seed: int, per_style: int = 2) -> list[Conv]:
     from synthconv import generate
 
-    data = generate(seed, per_style)
+    return _generated(generate(seed, per_style))
+
+
+def load_assistant(seed: int) -> list[Conv]:
+    """The long assistant chats of ``benchmarks/assistantchat.py`` (10 users, 45 sessions each)."""
+    from assistantchat import generate
+
+    return _generated(generate(seed))
+
+
+def _generated(data: dict) -> list[Conv]:
     convs: dict[str, Conv] = {}
     starts: dict[str, list[int]] = {}
     for cd in data["conversations"]:

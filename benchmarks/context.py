@@ -44,7 +44,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import pct, table  # noqa: E402
 from _context_latency import alternated_rows, child_latency, child_serve, child_store, latency_lockstep  # noqa: E402
-from _context_sets import OFF_TOPIC, Conv, PromptText, asker, evidence_scores, load_locomo, load_synth, records  # noqa: E402
+from _context_sets import OFF_TOPIC, Conv, PromptText, asker, evidence_scores, load_assistant, load_locomo, load_synth, records  # noqa: E402
 
 BUDGETS = (500, 1000, 2000, 4000)
 FRAMINGS = ("private", "group")
@@ -202,6 +202,8 @@ def sets(args) -> list[tuple[str, list[Conv]]]:
         out.append((f"LoCoMo ({args.conversations or 10} conv.)", load_locomo(args.locomo, args.conversations)))
     if args.synth is not None:
         out.append((f"synth en/ru/zh (seed {args.synth})", load_synth(args.synth)))
+    for seed in args.assistant:
+        out.append((f"long assistant chats (seed {seed})", load_assistant(seed)))
     return out
 
 
@@ -313,6 +315,7 @@ def in_code(path: str, mode: str, args) -> dict:
         cmd += ["--budgets", *map(str, args.budgets), "--embedder", args.embedder, "--cache", args.cache, "--also-cache", *args.also_cache]
         cmd += ["--locomo", args.locomo] if args.locomo else []
         cmd += ["--conversations", str(args.conversations)] + (["--synth", str(args.synth)] if args.synth is not None else [])
+        cmd += ["--assistant", *map(str, args.assistant)] if args.assistant else []
     out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -402,6 +405,7 @@ def main() -> None:
     ap.add_argument("--locomo", help="path to locomo10.json (CC BY-NC; read in place)")
     ap.add_argument("--conversations", type=int, default=0, help="LoCoMo: only the first N (0: all 10)")
     ap.add_argument("--synth", type=int, default=None, help="the synthetic en/ru/zh set of this seed (benchmarks/synthconv.py)")
+    ap.add_argument("--assistant", type=int, nargs="*", default=[], help="the long assistant chats of these seeds (benchmarks/assistantchat.py)")
     ap.add_argument("--budgets", type=int, nargs="+", default=list(BUDGETS))
     ap.add_argument("--framings", nargs="+", default=list(FRAMINGS))
     ap.add_argument("--process", action="store_true", help="run mem.process() after ingesting (session and topic summaries)")

@@ -41,6 +41,7 @@ from retrieval_lab import top  # noqa: E402
 from layered_memory.config import RetrievalSettings  # noqa: E402
 from layered_memory.retrieval.analyzer import Analyzer  # noqa: E402
 from layered_memory.retrieval.bm25 import BM25Encoder, idf, term_id  # noqa: E402
+from layered_memory.retrieval.preamble import question_core  # noqa: E402
 from layered_memory.retrieval.rerank import Candidate, SecondStage  # noqa: E402
 
 CACHE = "/work/cache/retrieval"
@@ -129,7 +130,10 @@ class Corpus:
         self._sentences: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.P_own = [cache.get([t["own"] for t in c.turns], "passage") for c in convs]
         self.P_ctx = [cache.get([t["ctx"] for t in c.turns], "passage") for c in convs]
-        self.Q = [cache.get(c.questions, "query") for c in convs]
+        # the questions as the dense side embeds them (retrieval.drop_preamble: a short opening clause left out), and whole
+        self.Q_whole = [cache.get(c.questions, "query") for c in convs]
+        self.Q_core = [cache.get([question_core(q) or q for q in c.questions], "query") for c in convs]
+        self.Q = self.Q_core if settings.drop_preamble else self.Q_whole
 
     def _build_bm25(self, k1: float, b: float, avgdl: float) -> None:
         enc = BM25Encoder(k1, b, avgdl)
@@ -172,8 +176,9 @@ class Corpus:
         lo = self.offsets[ci]
         return self.D[lo : lo + len(self.convs[ci].turns)] @ q
 
-    def dense(self, ci: int, qi: int, how: str) -> np.ndarray:
-        q = self.Q[ci][qi]
+    def dense(self, ci: int, qi: int, how: str, whole: bool = False) -> np.ndarray:
+        """Dense scores of conversation ``ci``'s turns for question ``qi`` (``whole``: embedded with its preamble)."""
+        q = (self.Q_whole if whole else self.Q_core)[ci][qi]
         if how == "own":
             return self.P_own[ci] @ q
         if how == "ctx":
@@ -244,15 +249,16 @@ def setting(corpus: Corpus, over: dict) -> tuple[RetrievalSettings, SecondStage,
 
 def question_lists(corpus: Corpus, s: RetrievalSettings, dense_how: str, route: str = "hybrid"):
     """Per question of a set: its conversation, index, text and each side's top ``prefetch_limit`` as ``route`` reads them."""
+    whole = not s.drop_preamble
     for ci, c in enumerate(corpus.convs):
         for qi, q in enumerate(c.questions):
             lists: dict[str, list[tuple[int, float]]] = {}
             if route in ("hybrid", "dense") and dense_how.startswith("rescore:"):  # the mean's list, rescored with the sentences
-                listed = top(corpus.dense(ci, qi, "mean"), s.prefetch_limit)
-                scored = corpus.dense(ci, qi, dense_how[8:])
+                listed = top(corpus.dense(ci, qi, "mean", whole), s.prefetch_limit)
+                scored = corpus.dense(ci, qi, dense_how[8:], whole)
                 lists["dense"] = sorted(((i, float(scored[i])) for i, _ in listed), key=lambda x: -x[1])
             elif route in ("hybrid", "dense"):
-                lists["dense"] = top(corpus.dense(ci, qi, dense_how), s.prefetch_limit)
+                lists["dense"] = top(corpus.dense(ci, qi, dense_how, whole), s.prefetch_limit)
             if route in ("hybrid", "bm25"):
                 lists["sparse"] = top(corpus.bm25(ci, q), s.prefetch_limit, positive=True)
             yield c, qi, q, lists
@@ -583,6 +589,11 @@ GRIDS["bm25"] = [("the defaults", "hybrid", DEFAULTS)] + [
     (f"k1 {k1}, b {b}, avgdl {a}", "hybrid", {**DEFAULTS, "message_k1": k1, "message_b": b, "message_avgdl": a})
     for k1 in (0.9, 1.2, 1.6) for b in (0.1, 0.2, 0.3, 0.5, 0.75) for a in (32.0, 64.0)
     if (k1, b, a) != (NOW.message_k1, NOW.message_b, NOW.message_avgdl)]  # today's values: the row "the defaults"
+# A question's short opening clause ("Remind me, ...") left out of the dense query (retrieval.drop_preamble), and the
+# fusion's dense weight and power again with it, since it makes the dense side stronger; --grid preamble --margin
+GRIDS["preamble"] = [("the defaults", "hybrid", DEFAULTS), ("preamble kept (embedded whole)", "hybrid", {**DEFAULTS, "drop_preamble": False})] + [
+    (f"dense weight {w}, power {p}", "hybrid", {**DEFAULTS, "fusion_dense_weight": w, "confidence_power": p})
+    for w in (1.25, 1.5, 2.0) for p in (0.5, 1.0) if (w, p) != (NOW.fusion_dense_weight, NOW.confidence_power)]
 GRIDS_FN: dict = {"locomo": _locomo_grid, "wide": _wide_grid, "fusion": _fusion_grid, "weights": _weights_grid, "combo": _combo_grid, "time": _time_grid, "confidence": _confidence_grid,
                   "signals": lambda: _signal_grid({"fusion": "zscore", "fusion_dense_weight": 2.0}),
                   "signals_conf": lambda: _signal_grid(CONFIDENCE)}

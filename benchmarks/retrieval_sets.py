@@ -41,10 +41,11 @@ from retrieval import OFF, CachedEmbedder  # noqa: E402
 from retrieval_loso import CACHE  # noqa: E402
 
 from layered_memory import LayeredMemory, LayeredMemorySettings  # noqa: E402
+from layered_memory.retrieval.preamble import question_core  # noqa: E402
 
-PLAIN_RRF = {**OFF, "rrf_k": 60, "dense_weight": 1.0, "sparse_weight": 1.0}
+PLAIN_RRF = {**OFF, "rrf_k": 60, "dense_weight": 1.0, "sparse_weight": 1.0, "drop_preamble": False}  # the whole question embedded
 PREVIOUS = {"dense_vectors": "context", "fusion": "adaptive", "neighbour_weight": 0.4, "session_weight": 0.3,
-            "speaker_weight": 0.7, "phrase_weight": 0.0, "time_weight": 0.8, "time_decay": 1.0}
+            "speaker_weight": 0.7, "phrase_weight": 0.0, "time_weight": 0.8, "time_decay": 1.0, "drop_preamble": False}
 # The previous release's query plan (one dense query beside BM25, its fusion and signals) on this tree's index:
 # what the second dense query and the confidence fusion cost, timed beside the defaults on the same store.
 ONE_VECTOR = {**PREVIOUS, "dense_vectors": "text"}
@@ -53,6 +54,8 @@ VARIANTS: list[tuple[str, str, dict]] = [
     ("previous release's settings", "hybrid", PREVIOUS), ("one dense query (latency reference)", "hybrid", ONE_VECTOR),
     ("hybrid, defaults", "hybrid", {}),
     ("hybrid, defaults, coverage off", "hybrid", {"confidence_coverage": 0.0}),  # BM25's weight not cut by how little of the query it holds
+    ("hybrid, defaults, preamble kept", "hybrid", {"drop_preamble": False}),  # "Remind me, ..." embedded with the question
+    ("dense, preamble kept", "dense", {**OFF, "drop_preamble": False}),
     # the deep tail (opt-in): hits below the first deep_from ranked from each side's top deep_limit (k > 10 only: use --k 50)
     ("hybrid, deep tail, deep_limit=100", "hybrid", {"deep_limit": 100}), ("hybrid, deep tail, deep_limit=200", "hybrid", {"deep_limit": 200}),
 ]
@@ -126,7 +129,8 @@ def run_set(data: dict, emb, variants, *, framing: tuple[bool, bool] = (False, T
             where = ingest(mem, data, per_speaker=framing[0], chat_per_session=framing[1], tenant_per_conv=tenant_per_conv)
             out = {name: {"m": [], "lat": [], "leaks": 0, "kinds": defaultdict(list)} for name, _, _ in variants}
             if hasattr(emb, "cache"):  # the questions embedded before the clock runs (one batch): a set new to the cache times searches only
-                emb.cache.get([q["question"] for q in data["questions"]], "query")
+                asked = [q["question"] for q in data["questions"]]  # whole, and as the dense side embeds them (drop_preamble)
+                emb.cache.get(asked + [question_core(q) or q for q in asked], "query")
             for q in data["questions"]:
                 ids = [s["id"] for s in convs[q["conv"]]["sessions"]]
                 gold = {ids.index(s) for s in q["sessions"]} if q.get("sessions") else {e[0] for e in q["evidence"]}
