@@ -249,6 +249,28 @@ def test_neighbour_follows_prev_whoever_wrote_it_and_never_across_chats():
     assert on.index("question") < on.index("same-id-other-chat")  # seqs far apart (other chats in between): prev links
 
 
+@pytest.mark.parametrize("legacy", [False, True])  # linked by prev, or by seq for points indexed before prev existed
+def test_neighbour_does_not_lift_the_bots_reply_before_a_users_message(legacy):
+    # a user's next request to an assistant does not answer its last reply; the reply to the user's request
+    # still lifts the request, and two people's turns still lift each other
+    def link(mid, prev):
+        return {"seq": int(mid[1:])} if legacy else {"message_id": mid, "prev": prev, "seq": int(mid[1:])}
+
+    def cases(first_role):
+        return [
+            cand("request", sparse=10.0, sr=0, chat_id="c", role="user", **link("m6", "m5")),
+            cand("reply before", sparse=3.9, sr=1, chat_id="c", role=first_role, **link("m5", "m4")),
+            cand("far", sparse=4.0, sr=2, chat_id="d", role="user", **link("m40", "m39")),
+        ]
+    on = stage(fusion="zscore", neighbour_weight=0.3)
+    assert ranked(on, "q", cases("assistant"))[1] == "far"  # the bot's reply is not lifted over "far"
+    assert ranked(on, "q", cases("user"))[1] == "reply before"  # another person's turn is
+    answered = [cand("reply", sparse=10.0, sr=0, chat_id="c", role="assistant", **link("m6", "m5")),
+                cand("request before", sparse=3.9, sr=1, chat_id="c", role="user", **link("m5", "m4")),
+                cand("far", sparse=4.0, sr=2, chat_id="d", role="user", **link("m40", "m39"))]
+    assert ranked(on, "q", answered)[1] == "request before"
+
+
 def test_sessions_are_a_chats_runs_of_close_turns_whatever_the_ids():
     from layered_memory.retrieval.rerank import sessions_of
 
