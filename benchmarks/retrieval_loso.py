@@ -41,7 +41,11 @@ from retrieval_lab import top  # noqa: E402
 from layered_memory.config import RetrievalSettings  # noqa: E402
 from layered_memory.retrieval.analyzer import Analyzer  # noqa: E402
 from layered_memory.retrieval.bm25 import BM25Encoder, idf, term_id  # noqa: E402
-from layered_memory.retrieval.preamble import question_core  # noqa: E402
+try:  # retrieval_sets --baseline-tree imports this module on an engine from before drop_preamble: whole questions
+    from layered_memory.retrieval.preamble import question_core
+except ImportError:  # pragma: no cover - only under an older engine
+    def question_core(text: str) -> str | None:
+        return None
 from layered_memory.retrieval.rerank import Candidate, SecondStage  # noqa: E402
 
 CACHE = "/work/cache/retrieval"

@@ -38,10 +38,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import pct, table  # noqa: E402
 from retrieval import OFF, CachedEmbedder  # noqa: E402
-from retrieval_loso import CACHE  # noqa: E402
+from retrieval_loso import CACHE, question_core  # noqa: E402
 
 from layered_memory import LayeredMemory, LayeredMemorySettings  # noqa: E402
-from layered_memory.retrieval.preamble import question_core  # noqa: E402
 
 PLAIN_RRF = {**OFF, "rrf_k": 60, "dense_weight": 1.0, "sparse_weight": 1.0, "drop_preamble": False}  # the whole question embedded
 PREVIOUS = {"dense_vectors": "context", "fusion": "adaptive", "neighbour_weight": 0.4, "session_weight": 0.3,
