@@ -1,6 +1,6 @@
 """Retrieval that does not depend on how the caller frames a conversation, with the real default
 embedder (multilingual-e5-small): a message is found by its own exact text on every route (short,
-long, ru, zh and code-mixed messages; Qdrant Edge, the Qdrant client path, the core mode without a
+long, ru, zh and code-mixed messages, a question that opens with a preamble; Qdrant Edge, the Qdrant client path, the core mode without a
 vector index); the same turns stored under one user_id or one per speaker, in one chat or one per
 session, rank alike; a long question whose filler misleads BM25 returns the answer dense finds."""
 
@@ -44,6 +44,7 @@ SELF_FIND = [
     ("Boris", "Retry with backoff, 2 секунды."),
     ("Vera", "Thanks, Boris, see you on Friday at the station then!"),  # names the next speaker: the speaker signal lifts his turns
     ("Boris", "See you Friday at the station!"),
+    ("Anna", "Quick question: did anyone book the ferry for Saturday?"),  # a preamble: the dense side embeds the rest
 ]
 
 
