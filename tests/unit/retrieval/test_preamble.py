@@ -97,6 +97,15 @@ def test_the_context_embeds_the_core(recorded):
     assert emb.queries and set(emb.queries) == {"what do my brakes need?"}
 
 
+def test_a_document_search_embeds_the_core(recorded):
+    mem, emb = recorded
+    mem.documents.index_document("# Brakes\n\nReplace the pads when they squeak.", name="runbook")
+    emb.queries.clear()
+    hits = mem.documents.vector_rag("Quick question: when should the brake pads be replaced?", k=2).hits
+    assert emb.queries == ["when should the brake pads be replaced?"]
+    assert hits and "pads" in hits[0].text
+
+
 def test_off_embeds_the_whole_question(tmp_path):
     emb = RecordingEmbedder()
     s = LayeredMemorySettings()
