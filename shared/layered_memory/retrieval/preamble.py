@@ -16,7 +16,7 @@ language alike, and it leaves alone whatever might not be filler:
 
 * only a question (it ends with "?" or "？"): keyword queries, statements and tool results are embedded whole;
 * the opening clause ends at the first ``,`` ``:`` (or ``，`` ``：``) and is at most four words (six
-  characters of Chinese, Japanese or Korean);
+  characters of Chinese or Japanese);
 * it holds nothing rare-looking (``confidence.rare_terms``: numbers, codes, names inside the sentence,
   quoted phrases): "According to John, ..." and "2024年1月，..." are kept whole;
 * the rest holds no further separator (a list, "Pizza, pasta or sushi: ...?", is kept whole) and is the
@@ -34,7 +34,7 @@ __all__ = ["dense_query", "question_core"]
 
 _OPENING = re.compile(r"^\s*([^,:;，：；、?？]{1,60}?)\s*[,:，：]\s*(\S.*)$", re.DOTALL)
 _SEPARATOR = re.compile(r"[,:;，：；、]")
-_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")  # kana and CJK ideographs (Korean writes spaces)
 _MAX_WORDS = 4
 _MAX_CHARS = 6  # a text without spaces (Chinese, Japanese): characters, not words
 _MIN_REST_WORDS = 3
@@ -42,8 +42,8 @@ _MIN_REST_CHARS = 4
 
 
 def _size(text: str) -> tuple[int, bool]:
-    """(size, in words): the characters of a text written without spaces (Chinese, Japanese, Korean),
-    else its whitespace-separated words."""
+    """(size, in words): the characters of a text written without spaces (Chinese, Japanese), else its
+    whitespace-separated words."""
     if _UNSPACED.search(text):
         return len("".join(text.split())), False
     return len(text.split()), True

@@ -21,6 +21,8 @@ T0 = datetime(2024, 5, 6, 9, 0, tzinfo=timezone.utc)
     ("I can't recall, what does my partner do for a living?", "what does my partner do for a living?"),
     ("Напомни, как зовут мою дочь?", "как зовут мою дочь?"),
     ("提醒我一下，我女儿叫什么名字？", "我女儿叫什么名字？"),
+    ("ちょっと質問：娘の名前は何ですか？", "娘の名前は何ですか？"),  # kana and kanji: counted in characters
+    ("그런데, 내 딸 이름이 뭐야?", "내 딸 이름이 뭐야?"),  # Korean writes spaces: counted in words
     ("  Sorry,   what's my dog called?  ", "what's my dog called?"),
 ])
 def test_a_short_opening_clause_is_dropped(question, core):
