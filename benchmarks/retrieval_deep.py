@@ -40,8 +40,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import table  # noqa: E402
 from retrieval_lab import top  # noqa: E402
-from retrieval_loso import (CACHE, Conv, Corpus, EmbedCache, LazyEmbedder, candidates, load_locomo, load_synth,  # noqa: E402
-                            setting, _short)
+from _loso_corpus import CACHE, Conv, Corpus, candidates, load_locomo, load_synth  # noqa: E402
+from retrieval_components import EmbedCache, LazyEmbedder  # noqa: E402
+from retrieval_loso import _short, setting  # noqa: E402
 
 from layered_memory.config import RetrievalSettings  # noqa: E402
 from layered_memory.retrieval.bm25 import term_id  # noqa: E402

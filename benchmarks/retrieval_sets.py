@@ -38,7 +38,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import pct, table  # noqa: E402
 from retrieval import OFF, CachedEmbedder  # noqa: E402
-from retrieval_loso import CACHE, question_core  # noqa: E402
+from _loso_corpus import CACHE, question_core  # noqa: E402
 
 from layered_memory import LayeredMemory, LayeredMemorySettings  # noqa: E402
 
