@@ -17,14 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from scipy import sparse as sp
 
 sys.path.insert(0, str(Path(__file__).parent))
 from retrieval_components import EmbedCache  # noqa: E402
+from retrieval_lab import BM25Sets, collect  # noqa: E402
 
 from layered_memory.config import RetrievalSettings  # noqa: E402
 from layered_memory.retrieval.analyzer import Analyzer  # noqa: E402
-from layered_memory.retrieval.bm25 import BM25Encoder, idf, term_id  # noqa: E402
+from layered_memory.retrieval.bm25 import BM25Encoder  # noqa: E402
 from layered_memory.retrieval.rerank import Candidate  # noqa: E402
 
 try:  # retrieval_sets --baseline-tree imports the lab on an engine from before drop_preamble: whole questions
@@ -104,7 +104,7 @@ def load_synth(path: str, style: str | None = None) -> list[Conv]:
     return list(convs.values())
 
 
-class Corpus:
+class Corpus(BM25Sets):
     """One set: BM25 over the context + own terms (collection-wide IDF, as Qdrant's modifier) and
     dense scores of both texts per turn."""
 
@@ -112,7 +112,7 @@ class Corpus:
         self.name, self.convs = name, convs
         self.analyzer = Analyzer()
         self.bm25_params = (settings.message_k1, settings.message_b, settings.message_avgdl)
-        self._build_bm25(*self.bm25_params)
+        self.build_bm25(BM25Encoder(*self.bm25_params), "ctx")
         self._variants: dict[tuple, Corpus] = {}
         self.cache = cache
         self._sentences: dict[int, tuple[np.ndarray, np.ndarray]] = {}
@@ -123,26 +123,6 @@ class Corpus:
         self.Q_core = [cache.get([question_core(q) or q for q in c.questions], "query") for c in convs]
         self.Q = self.Q_core if settings.drop_preamble else self.Q_whole
 
-    def _build_bm25(self, k1: float, b: float, avgdl: float) -> None:
-        enc = BM25Encoder(k1, b, avgdl)
-        vocab: dict[int, int] = {}
-        rows, cols, vals = [], [], []
-        n = 0
-        self.offsets = []
-        for c in self.convs:
-            self.offsets.append(n)
-            for t in c.turns:
-                terms = self.analyzer.terms(t["ctx"]) + self.analyzer.terms(t["text"])  # own words twice (Indexer.sparse_terms)
-                sv = enc.document(terms)
-                for i, v in zip(sv.indices, sv.values):
-                    rows.append(n)
-                    cols.append(vocab.setdefault(i, len(vocab)))
-                    vals.append(v)
-                n += 1
-        self.vocab = vocab
-        self.D = sp.csr_matrix((vals, (rows, cols)), shape=(n, len(vocab)))
-        self.idf = idf(n, np.asarray((self.D > 0).sum(axis=0)).ravel())
-
     def for_bm25(self, over: dict) -> Corpus:
         """This set with BM25's document vectors written with ``over``'s message_k1 / _b / _avgdl (the rest shared)."""
         params = tuple(float(over.get(k, v)) for k, v in zip(("message_k1", "message_b", "message_avgdl"), self.bm25_params))
@@ -151,18 +131,9 @@ class Corpus:
         if params not in self._variants:
             other = copy.copy(self)
             other.bm25_params = params
-            other._build_bm25(*params)
+            other.build_bm25(BM25Encoder(*params), "ctx")
             self._variants[params] = other
         return self._variants[params]
-
-    def bm25(self, ci: int, question: str) -> np.ndarray:
-        q = np.zeros(len(self.vocab))
-        for t in {term_id(x) for x in self.analyzer.terms(question)}:
-            j = self.vocab.get(t)
-            if j is not None:
-                q[j] = self.idf[j]
-        lo = self.offsets[ci]
-        return self.D[lo : lo + len(self.convs[ci].turns)] @ q
 
     def dense(self, ci: int, qi: int, how: str, whole: bool = False) -> np.ndarray:
         """Dense scores of conversation ``ci``'s turns for question ``qi`` (``whole``: embedded with its preamble)."""
@@ -205,16 +176,11 @@ class Corpus:
 
 
 def candidates(conv: Conv, lists: dict[str, list[tuple[int, float]]]) -> list[Candidate]:
-    out: dict[int, Candidate] = {}
-    for side, lst in lists.items():
-        for rank, (i, s) in enumerate(lst):
-            t = conv.turns[i]
-            c = out.get(i)
-            if c is None:
-                c = out[i] = Candidate(key=i, payload={
-                    "author": t["speaker"], "session_key": t["chat"], "chat_id": t["chat"], "user_id": conv.id,
-                    "message_id": str(i), "seq": t["seq"], "timestamp": t["date"].isoformat(), "text": t["text"], "role": t["role"],
-                    **({"prev": str(i - 1)} if t["ctx"] != t["own"] else {})})
-            c.scores[side] = s
-            c.ranks[side] = rank
-    return list(out.values())
+    """The second stage's input for one question: each listed turn with the payload keys a message point carries."""
+    def payload(i: int) -> dict:
+        t = conv.turns[i]
+        return {"author": t["speaker"], "session_key": t["chat"], "chat_id": t["chat"], "user_id": conv.id, "message_id": str(i),
+                "seq": t["seq"], "timestamp": t["date"].isoformat(), "text": t["text"], "role": t["role"],
+                **({"prev": str(i - 1)} if t["ctx"] != t["own"] else {})}
+
+    return collect(lists, payload)

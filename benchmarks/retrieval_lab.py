@@ -19,6 +19,7 @@ import argparse
 import json
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -121,23 +122,24 @@ def load(path: str) -> list[Conv]:
     return out
 
 
-class Corpus:
-    """BM25 (engine analyzer + encoder, collection-wide IDF) and dense scores of every question's conversation."""
+class BM25Sets:
+    """The BM25 side of a lab corpus (engine analyzer + encoder, collection-wide IDF, as Qdrant's modifier):
+    every turn's document vector as the engine writes a message's (its indexed context, then its own words
+    again: ``Indexer.sparse_terms``), and a question's scores over one conversation's turns."""
 
-    def __init__(self, convs: list[Conv], cache: EmbedCache, settings: RetrievalSettings):
-        self.convs = convs
-        an = Analyzer()
-        self.analyzer = an
-        enc = BM25Encoder(settings.k1, settings.b, settings.avgdl)
+    convs: list
+    analyzer: Analyzer
+
+    def build_bm25(self, enc: BM25Encoder, context: str) -> None:
+        """The document vectors of every turn, ``t[context]`` being the text indexed before its own words."""
         vocab: dict[int, int] = {}
         rows, cols, vals = [], [], []
         n = 0
         self.offsets = []
-        for c in convs:
+        for c in self.convs:
             self.offsets.append(n)
             for t in c.turns:
-                terms = an.terms(t["indexed"]) + an.terms(t["text"])
-                sv = enc.document(terms)
+                sv = enc.document(self.analyzer.terms(t[context]) + self.analyzer.terms(t["text"]))
                 for i, v in zip(sv.indices, sv.values):
                     rows.append(n)
                     cols.append(vocab.setdefault(i, len(vocab)))
@@ -145,10 +147,7 @@ class Corpus:
                 n += 1
         self.vocab = vocab
         self.D = sp.csr_matrix((vals, (rows, cols)), shape=(n, len(vocab)))
-        df = np.asarray((self.D > 0).sum(axis=0)).ravel()
-        self.idf = idf(n, df)
-        self.P = [cache.get([t["indexed"] for t in c.turns], "passage") for c in convs]
-        self.Q = [cache.get(c.questions, "query") for c in convs]
+        self.idf = idf(n, np.asarray((self.D > 0).sum(axis=0)).ravel())
 
     def bm25(self, ci: int, question: str, terms: list[str] | None = None) -> np.ndarray:
         terms = self.analyzer.terms(question) if terms is None else terms
@@ -159,6 +158,17 @@ class Corpus:
                 q[j] = self.idf[j]
         lo, hi = self.offsets[ci], self.offsets[ci] + len(self.convs[ci].turns)
         return self.D[lo:hi] @ q
+
+
+class Corpus(BM25Sets):
+    """BM25 and dense scores of every question's conversation."""
+
+    def __init__(self, convs: list[Conv], cache: EmbedCache, settings: RetrievalSettings):
+        self.convs = convs
+        self.analyzer = Analyzer()
+        self.build_bm25(BM25Encoder(settings.k1, settings.b, settings.avgdl), "indexed")
+        self.P = [cache.get([t["indexed"] for t in c.turns], "passage") for c in convs]
+        self.Q = [cache.get(c.questions, "query") for c in convs]
 
     def bm25_prf(self, ci: int, question: str, docs: int = 5, terms: int = 10, alpha: float = 0.3) -> np.ndarray:
         """RM3-style pseudo-relevance feedback: the best ``docs`` turns' most weighty terms (tf x idf,
@@ -196,18 +206,27 @@ def top(scores: np.ndarray, n: int, positive: bool = False) -> list[tuple[int, f
     return [(int(i), float(scores[i])) for i in idx if not positive or scores[i] > 0]
 
 
-def candidates(conv: Conv, lists: dict[str, list[tuple[int, float]]]) -> list[Candidate]:
+def collect(lists: dict[str, list[tuple[int, float]]], payload_of: Callable[[int], dict]) -> list[Candidate]:
+    """One second-stage candidate per turn in any side's list (turn index, score; best first), with each side's
+    score and rank; ``payload_of(i)`` is turn ``i``'s payload as the index would return it."""
     out: dict[int, Candidate] = {}
     for side, lst in lists.items():
         for rank, (i, s) in enumerate(lst):
-            t = conv.turns[i]
             c = out.get(i)
             if c is None:
-                c = out[i] = Candidate(key=i, payload={"author": t["speaker"], "session_key": t["session"], "chat_id": t["session"],
-                                                       "seq": t["seq"], "timestamp": t["date"].isoformat(), "text": t["text"]})
+                c = out[i] = Candidate(key=i, payload=payload_of(i))
             c.scores[side] = s
             c.ranks[side] = rank
     return list(out.values())
+
+
+def candidates(conv: Conv, lists: dict[str, list[tuple[int, float]]]) -> list[Candidate]:
+    def payload(i: int) -> dict:
+        t = conv.turns[i]
+        return {"author": t["speaker"], "session_key": t["session"], "chat_id": t["session"], "seq": t["seq"],
+                "timestamp": t["date"].isoformat(), "text": t["text"]}
+
+    return collect(lists, payload)
 
 
 def run(corpus: Corpus, stage: SecondStage, prefetch: int, prf: dict | None = None) -> dict[str, list[tuple[float, ...]]]:
