@@ -13,7 +13,8 @@ The formula (Lucene / Qdrant)::
     tf_w(t,d) = tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))
     score     = sum over distinct query terms t of idf(t) * tf_w(t, d)
 
-``dl`` is the number of terms of the document (duplicates counted). rank_bm25's ``BM25Okapi``
+``dl`` is the number of terms of the document (duplicates counted). Both shapes index and query
+``analyzer.with_prefixes(terms)``: a Russian stem also counts by its six-letter prefix. rank_bm25's ``BM25Okapi``
 uses ``ln((N - n + 0.5) / (n + 0.5))`` with an epsilon floor instead; with that IDF swapped in, the
 scores are identical (``tests/unit/retrieval/test_bm25.py``).
 """
@@ -28,6 +29,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from ..vectors import SparseVector
+from .analyzer import with_prefixes
 
 logger = logging.getLogger(__name__)
 
@@ -104,6 +106,7 @@ class BM25Encoder:
 
     def document(self, terms: Sequence[str], *, update: bool = True) -> SparseVector:
         """Document-side vector: saturated tf per term id (hash duplicates summed), ids ascending."""
+        terms = with_prefixes(terms)
         dl = len(terms)
         if update and self.fixed_avgdl is None:
             self.observe((dl,))
@@ -121,7 +124,7 @@ class BM25Encoder:
 
     def query(self, terms: Sequence[str]) -> SparseVector:
         """Query-side vector: weight 1.0 per distinct term id (the index multiplies in IDF)."""
-        ids = sorted({term_id(t) for t in terms})
+        ids = sorted({term_id(t) for t in with_prefixes(terms)})
         return SparseVector(indices=ids, values=[1.0] * len(ids))
 
 
@@ -142,6 +145,7 @@ class BM25Scorer:
         tfs: list[int] = []
         lengths = np.zeros(self.n_docs, dtype=np.float32)
         for d, terms in enumerate(corpus):
+            terms = with_prefixes(terms)
             lengths[d] = len(terms)
             for t, tf in Counter(terms).items():
                 rows.append(vocab.setdefault(t, len(vocab)))
@@ -172,7 +176,7 @@ class BM25Scorer:
 
     def get_scores(self, query_terms: Sequence[str]) -> np.ndarray:
         """Score of every document (float32, length N); each distinct query term counts once."""
-        ids = sorted({self.vocab[t] for t in query_terms if t in self.vocab})
+        ids = sorted({self.vocab[t] for t in with_prefixes(query_terms) if t in self.vocab})
         if not ids or self.n_docs == 0:
             return np.zeros(self.n_docs, dtype=np.float32)
         if len(ids) == 1:

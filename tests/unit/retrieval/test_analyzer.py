@@ -2,6 +2,7 @@
 import pytest
 
 from layered_memory.retrieval import Analyzer, BM25Scorer
+from layered_memory.retrieval.analyzer import with_prefixes
 
 
 @pytest.fixture(scope="module")
@@ -106,3 +107,16 @@ def test_spans_point_into_text(an):
     text, spans = an.spans("Installing psycopg2 高铁票")
     assert [text[s:e] for s, e, _ in spans] == ["Installing", "psycopg2", "高铁", "铁票"]
     assert spans[0][2] == ("instal",)
+
+
+def test_bm25_adds_a_russian_stems_prefix_and_nothing_else(an):
+    """``with_prefixes``: a Cyrillic stem of six letters or more also counts by its first six (marked ``*``),
+    so a derived word meets its root; English, codes, CJK and short stems are left as they are."""
+    question, answer = an.terms("Когда переезжает Вера?"), an.terms("С переездом решено: Лиссабон")
+    assert not set(question) & set(answer) - {"вер"}  # Snowball leaves the verb and the noun apart
+    assert "переез*" in set(with_prefixes(question)) & set(with_prefixes(answer))
+    assert with_prefixes(an.terms("пробежала")) == ["пробежа", "пробеж*"]
+    assert with_prefixes(an.terms("пробежку")) == ["пробеж", "пробеж*"]  # the -ка rule first, then the prefix
+    for text in ("relocating to Lisbon", "psycopg2.OperationalError E4012", "我们买了高铁票", "дом сад кот"):
+        assert with_prefixes(an.terms(text)) == an.terms(text)
+    assert not any(t.endswith("*") for t in an.terms("Когда переезжает Вера?"))  # terms() itself is unchanged

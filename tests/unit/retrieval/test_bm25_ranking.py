@@ -1,4 +1,5 @@
-"""The bm25 route (sparse vectors + Qdrant's IDF modifier) ranks like rank_bm25 on the same terms."""
+"""The bm25 route (sparse vectors + Qdrant's IDF modifier) ranks like rank_bm25 on the same terms (the
+analyzer's, with the Russian stems' prefixes that BM25 adds: ``with_prefixes``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from rank_bm25 import BM25Okapi
 
 from layered_memory import LayeredMemory, LayeredMemorySettings
-from layered_memory.retrieval.analyzer import Analyzer
+from layered_memory.retrieval.analyzer import Analyzer, with_prefixes
 
 WORDS = (
     "kubernetes pod crash deploy billing token redis cache postgres migration staging error timeout "
@@ -32,7 +33,7 @@ def test_bm25_route_matches_rank_bm25(tmp_path, seed):
     rng = random.Random(seed)
     docs = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 25))) for _ in range(150)]
     analyzer = Analyzer()
-    corpus = [analyzer.terms(d) for d in docs]
+    corpus = [with_prefixes(analyzer.terms(d)) for d in docs]
     settings = LayeredMemorySettings()
     settings.retrieval.index_context = "text"
     settings.retrieval.message_avgdl = sum(map(len, corpus)) / len(corpus)  # messages have their own BM25 parameters
@@ -45,10 +46,25 @@ def test_bm25_route_matches_rank_bm25(tmp_path, seed):
         ])
         for _ in range(25):
             query = " ".join(rng.sample(WORDS, rng.randint(1, 4)))  # distinct terms: the query side weighs each once
-            expected = reference.get_scores(analyzer.terms(query))
+            expected = reference.get_scores(with_prefixes(analyzer.terms(query)))
             hits = mem.search(query, k=10, route="bm25").hits
             got = [(int(h.id[1:]), h.score) for h in hits]
             want = sorted(((i, s) for i, s in enumerate(expected) if s > 0), key=lambda x: -x[1])[:10]
             assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-4), query
             for i, score in got:  # the same documents, up to the order of equal scores
                 assert expected[i] == pytest.approx(score, rel=1e-4)
+
+
+def test_a_russian_question_finds_the_derived_word_and_prefers_the_same_word(tmp_path):
+    """"Когда переезжает Вера?" shares no Snowball stem with "С переездом решено: Лиссабон" (verb against
+    noun); the stems' common prefix finds it, and a message with the question's own word ranks above it.
+    One chat per message: a message's BM25 document holds the turn before it in its chat."""
+    t0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    texts = ["С переездом решено: Лиссабон, с октября.", "Погода всё время меняется: то дождь, то солнце.",
+             "Вера переезжает к сестре на выходные.", "Сегодня я приготовила пирог с вишней."]
+    with LayeredMemory.embedded(tmp_path, embedder="none") as mem:
+        mem.add_messages([{"message_id": f"m{i}", "chat_id": f"c{i}", "user_id": "u", "content": t, "create_time": t0 + timedelta(minutes=i)}
+                          for i, t in enumerate(texts)])
+        mem.flush()
+        ids = [h.id for h in mem.search("Когда переезжает?", k=4, route="bm25").hits]
+    assert ids[:2] == ["m2", "m0"], ids
