@@ -39,13 +39,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import table  # noqa: E402
-from retrieval_lab import top  # noqa: E402
+from retrieval_lab import query_ids, top  # noqa: E402
 from _loso_corpus import CACHE, Conv, Corpus, candidates, load_locomo, load_synth  # noqa: E402
 from retrieval_components import EmbedCache, LazyEmbedder  # noqa: E402
 from retrieval_loso import _short, setting  # noqa: E402
 
 from layered_memory.config import RetrievalSettings  # noqa: E402
-from layered_memory.retrieval.bm25 import term_id  # noqa: E402
 from layered_memory.retrieval.rerank import sessions_of  # noqa: E402
 
 DEPTHS = (5, 10, 20, 50, 100)
@@ -64,7 +63,7 @@ def _metrics(ranked: list[int], ev: list[int]) -> tuple[float, ...]:
 
 def _rm3(corpus: Corpus, ci: int, question: str, fb: list[int], terms: int, alpha: float) -> np.ndarray:
     """BM25 scores of the question expanded with the heaviest terms of the feedback turns ``fb``."""
-    q_ids = {corpus.vocab.get(term_id(t)) for t in corpus.analyzer.terms(question)} - {None}
+    q_ids = {corpus.vocab.get(t) for t in query_ids(corpus.analyzer.terms(question))} - {None}
     lo = corpus.offsets[ci]
     acc = np.zeros(len(corpus.vocab))
     for d in fb:

@@ -32,7 +32,7 @@ from retrieval_components import DEFAULT_CACHE, EmbedCache, LazyEmbedder, metric
 
 from layered_memory.config import RetrievalSettings  # noqa: E402
 from layered_memory.retrieval.analyzer import Analyzer  # noqa: E402
-from layered_memory.retrieval.bm25 import BM25Encoder, idf, term_id  # noqa: E402
+from layered_memory.retrieval.bm25 import BM25Encoder, idf  # noqa: E402
 from layered_memory.retrieval.rerank import Candidate, SecondStage  # noqa: E402
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -122,6 +122,12 @@ def load(path: str) -> list[Conv]:
     return out
 
 
+def query_ids(terms: list[str]) -> list[int]:
+    """The term ids a question's BM25 query holds, as the engine encodes it (``BM25Encoder.query``: its
+    terms and, with an engine that has them, the Russian prefixes)."""
+    return BM25Encoder().query(terms).indices
+
+
 class BM25Sets:
     """The BM25 side of a lab corpus (engine analyzer + encoder, collection-wide IDF, as Qdrant's modifier):
     every turn's document vector as the engine writes a message's (its indexed context, then its own words
@@ -152,7 +158,7 @@ class BM25Sets:
     def bm25(self, ci: int, question: str, terms: list[str] | None = None) -> np.ndarray:
         terms = self.analyzer.terms(question) if terms is None else terms
         q = np.zeros(len(self.vocab))
-        for t in {term_id(x) for x in terms}:
+        for t in query_ids(terms):
             j = self.vocab.get(t)
             if j is not None:
                 q[j] = self.idf[j]
@@ -176,7 +182,7 @@ class Corpus(BM25Sets):
         q_terms = self.analyzer.terms(question)
         first = self.bm25(ci, question, q_terms)
         top_docs = np.argsort(-first)[:docs]
-        q_ids = {self.vocab.get(term_id(t)) for t in q_terms}
+        q_ids = {self.vocab.get(t) for t in query_ids(q_terms)}
         lo = self.offsets[ci]
         acc = np.zeros(len(self.vocab))
         for d in top_docs:
