@@ -68,3 +68,15 @@ def test_a_russian_question_finds_the_derived_word_and_prefers_the_same_word(tmp
         mem.flush()
         ids = [h.id for h in mem.search("Когда переезжает?", k=4, route="bm25").hits]
     assert ids[:2] == ["m2", "m0"], ids
+
+
+def test_documents_and_items_find_a_russian_derived_word_too(tmp_path):
+    """Every BM25 of the engine indexes the prefixes (the encoder writes them), not only the messages'."""
+    with LayeredMemory.embedded(tmp_path, embedder="none") as mem:
+        mem.documents.index_document("Переезд назначен на октябрь, коробки уже собраны.", name="plan")
+        mem.documents.index_document("Погода всё время меняется: то дождь, то солнце.", name="weather")
+        mem.items.put(("notes",), "move", {"text": "Переезд в Лиссабон решён"})
+        mem.items.put(("notes",), "cake", {"text": "Пирог с вишней удался"})
+        mem.flush()
+        assert [h.meta["source"] for h in mem.documents.vector_rag("Когда переезжаем?", k=2, route="bm25").hits] == ["plan"]
+        assert [it.key for it in mem.items.search(("notes",), query="Куда переезжаем?", limit=2)] == ["move"]
