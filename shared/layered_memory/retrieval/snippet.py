@@ -1,9 +1,10 @@
 """Query-biased snippets: the window of a text that holds the most distinct query terms.
 
-Matching uses the analyzer, so stems, technical-token parts and CJK bigrams count the same way
-as in retrieval. The snippet is cut from the NFKC form of the text (identical for ordinary text),
-at whitespace where the script has it (never inside a Latin or Cyrillic word; CJK is cut
-anywhere), with "…" at each cut end. Pure function, no I/O.
+Matching uses the analyzer, so stems, technical-token parts, CJK bigrams and the Russian stems'
+prefixes (``with_prefixes``: a derived word) count the same way as in retrieval. The snippet is cut
+from the NFKC form of the text (identical for ordinary text), at whitespace where the script has it
+(never inside a Latin or Cyrillic word; CJK is cut anywhere), with "…" at each cut end. Pure
+function, no I/O.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from .analyzer import Analyzer
+from .analyzer import PREFIX_LEN, Analyzer, with_prefixes
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +39,18 @@ def make_snippet(text: str, query_terms: Sequence[str] | str, analyzer: Analyzer
     if len(norm) <= width:
         return norm.strip()
     qset = set(query_terms)
-    matches = [(s, e, qset.intersection(t)) for s, e, t in spans if qset.intersection(t)][:_MAX_MATCHES]
+    prefixes = {t[:-1] for t in with_prefixes(sorted(qset)) if t.endswith("*")}  # a derived word matches by them
+
+    def hit(terms: tuple[str, ...]) -> set[str]:
+        found = qset.intersection(terms)
+        if prefixes:
+            for x in terms:
+                p = x[:PREFIX_LEN]
+                if p in prefixes and len(x) >= PREFIX_LEN:
+                    found.add(p + "*")
+        return found
+
+    matches = [(s, e, found) for s, e, t in spans if (found := hit(t))][:_MAX_MATCHES]
     if not matches:
         return _cut(norm, 0, 0, width)
     best = (0, 0, 0)  # (distinct terms, hits, -start index)

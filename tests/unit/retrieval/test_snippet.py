@@ -43,6 +43,13 @@ def test_cyrillic(an):
     assert "установить новый сервер" in snip and snip.startswith("…")
 
 
+def test_a_russian_derived_word_is_a_match(an):
+    """The snippet finds what BM25 found: "переезжает" meets "переездом" by the stems' prefix."""
+    text = "Мы долго обсуждали погоду и планы. " * 5 + "С переездом решено: Лиссабон, с октября. " + "Дальше был ужин. " * 5
+    snip = make_snippet(text, "Когда переезжает Вера?", an, width=60)
+    assert "С переездом решено: Лиссабон" in snip and snip.startswith("…")
+
+
 def test_cjk(an):
     text = "今天天气很好我们去公园散步了" * 5 + "明天我要买高铁票去上海" + "晚上吃了火锅非常开心" * 5
     snip = make_snippet(text, "高铁票", an, width=20)
