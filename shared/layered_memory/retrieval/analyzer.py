@@ -82,9 +82,9 @@ def with_prefixes(terms: Sequence[str]) -> list[str]:
     """``terms`` and, after them, the first ``PREFIX_LEN`` letters of each Cyrillic stem of that length or
     more, marked ``*`` (``переезд`` -> ``переез*``): what BM25 indexes and queries.
 
-    Snowball's Russian stemmer strips inflections but not derivations: the verb of a question and the
-    noun of the answer ("В какой город переезжает Вера?" / "С переездом решено: Лиссабон") keep
-    different stems. Their shared prefix is a second, weaker match: the same word still matches on both
+    Snowball's Russian stemmer strips inflectional endings; a derived word keeps its own stem: the verb
+    of a question and the noun of the answer ("В какой город переезжает Вера?" / "С переездом решено:
+    Лиссабон") keep different stems. Their shared prefix is a second, weaker match: the same word still matches on both
     its stem and its prefix, a derived one on the prefix alone. The stems stay, so vectors written
     before this rule still match a query by their stems (and by prefix after a reindex). Measured on
     the Russian questions of the synthetic sets, BM25 alone, R@5: chats 0.406 -> 0.422, assistant chats
