@@ -1,6 +1,7 @@
-"""Synthetic multi-session conversations in en / ru / zh with known evidence turns (code, no model).
+"""Synthetic multi-session conversations in en / ru / zh (and es / de) with known evidence turns (code, no model).
 
     python benchmarks/synthconv.py --out /work/cache/synth/eval.json --seed 0
+    python benchmarks/synthconv.py --out /work/cache/synth/latin.json --seed 0 --langs en,es,de
     python benchmarks/synthconv.py --out /work/cache/synth/train.json --seed 1   # for train_reranker.py
 
 Two chat styles per language, so a ranker tuned on one kind of data meets the other:
@@ -27,7 +28,12 @@ from __future__ import annotations
 
 import argparse
 import random
+import sys
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import _synthconv_latin as latin  # noqa: E402
 
 LANGS = ("en", "ru", "zh")
 NAMES = {"en": ["Anna", "Boris", "Clara", "David", "Elena", "Frank", "Grace", "Henry"],
@@ -152,6 +158,11 @@ QUESTION_TEMPORAL = {"en": "{q} (in {m} {y})", "ru": "{q} (в {m} {y})", "zh": "
 QUESTION_SELF = {"en": ("{s}", "I", "my"), "ru": ("{s}", "я", "моя"), "zh": ("{s}", "我", "我")}
 
 
+for _table, _more in ((NAMES, latin.NAMES), (MONTHS, latin.MONTHS), (FACTS, latin.FACTS), (THEMES, latin.THEMES),
+                      (FILLER, latin.FILLER), (REPLIES, latin.REPLIES), (QUESTION_TEMPORAL, latin.QUESTION_TEMPORAL)):
+    _table.update(_more)  # Spanish and German (--langs): their own module
+
+
 def _date(base: datetime, session: int, rng: random.Random) -> datetime:
     return base + timedelta(days=session * rng.randint(9, 16), hours=rng.randint(8, 20))
 
@@ -165,7 +176,7 @@ def chat_conversation(lang: str, cid: str, rng: random.Random, n_sessions: int) 
             pool = FILLER[lang] + [x for f in rng.sample(FACTS[lang], 2) for x in f[3]]
             s["turns"].append({"speaker": (a, b)[t % 2], "role": "user", "text": rng.choice(pool)})
     questions = []
-    for fi, (stmts, q, vals, _) in enumerate(FACTS[lang]):
+    for fi, (stmts, q, vals) in enumerate(f[:3] for f in FACTS[lang]):
         v1, v2 = rng.sample(vals, 2)
         who, other = (a, b) if rng.random() < 0.5 else (b, a)
         s1, s2 = rng.sample(range(n_sessions), 2)
@@ -216,7 +227,7 @@ def assistant_conversation(lang: str, cid: str, rng: random.Random, n_sessions: 
             theme_turns.append(len(turns))
             turns.append({"speaker": user, "role": "user", "text": " ".join(pad)})
             turns.append({"speaker": "assistant", "role": "assistant", "text": " ".join(rng.sample(REPLIES[lang], 2))})
-        stmts, fq, fvals, _ = facts[i % len(facts)]
+        stmts, fq, fvals = facts[i % len(facts)][:3]
         fv = rng.choice(fvals)
         pad = rng.sample(FILLER[lang], rng.randint(3, 5))
         pad.insert(rng.randrange(len(pad) + 1), rng.choice(stmts).format(v=fv))
@@ -226,8 +237,11 @@ def assistant_conversation(lang: str, cid: str, rng: random.Random, n_sessions: 
         turns.insert(pos + 1, {"speaker": "assistant", "role": "assistant", "text": rng.choice(REPLIES[lang])})
         theme_turns = [t + 2 if t >= pos else t for t in theme_turns]
         sessions.append({"id": sid, "date": _date(base, i, rng).isoformat(), "turns": turns})
-        me = {"en": "I", "ru": "я", "zh": "我"}[lang]
-        fact_q = fq.format(s=me) if lang != "en" else fq.format(s="I").replace("did I", "did I").replace("is I", "am I").replace("I's", "my")
+        me = {"en": "I", "ru": "я", "zh": "我", **latin.SELF}[lang]
+        if len(facts[i % len(facts)]) > 4:  # a question about oneself of its own (the verb agrees with the person)
+            fact_q = facts[i % len(facts)][4]
+        else:
+            fact_q = fq.format(s=me) if lang != "en" else fq.format(s="I").replace("did I", "did I").replace("is I", "am I").replace("I's", "my")
         questions.append({"conv": cid, "question": fact_q, "kind": "fact", "evidence": [[i, pos]], "sessions": [sid]})
         questions.append({"conv": cid, "question": themes[ti][1].format(v=v), "kind": "session",
                           "evidence": [[i, t] for t in theme_turns], "sessions": [sid]})
@@ -244,10 +258,10 @@ def assistant_conversation(lang: str, cid: str, rng: random.Random, n_sessions: 
     return {"id": cid, "lang": lang, "style": "assistant", "sessions": sessions}, kept
 
 
-def generate(seed: int, per_style: int = 2, sessions: int = 10) -> dict:
+def generate(seed: int, per_style: int = 2, sessions: int = 10, langs: tuple[str, ...] = LANGS) -> dict:
     rng = random.Random(seed)
     convs, questions = [], []
-    for lang in LANGS:
+    for lang in langs:
         for n in range(per_style):
             for style, fn in (("chat", chat_conversation), ("assistant", assistant_conversation)):
                 c, qs = fn(lang, f"{lang}-{style}-{seed}-{n}", rng, sessions)
@@ -264,8 +278,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--per-style", type=int, default=2, help="conversations per language and style")
     ap.add_argument("--sessions", type=int, default=10)
+    ap.add_argument("--langs", default=",".join(LANGS), help=f"comma list of {', '.join(LANGS + tuple(latin.SELF))}")
     args = ap.parse_args()
-    data = generate(args.seed, args.per_style, args.sessions)
+    data = generate(args.seed, args.per_style, args.sessions, tuple(x.strip() for x in args.langs.split(",")))
     save_set(data, args.out)
 
 
