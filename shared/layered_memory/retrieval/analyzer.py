@@ -25,6 +25,11 @@ consonant + ``к`` loses the ``к``, so the ``-ка`` nominalisations meet their
 BM25 adds a second one (``with_prefixes``, applied by the encoder and the scorer, not by ``terms()``):
 a Cyrillic stem of six letters or more also counts by its first six, so the words Snowball leaves apart
 by derivation meet (``переезжает``/``переездом``, ``пробежала``/``пробежку``).
+Latin script is English by default. A text whose function words are Spanish, German, French, Portuguese
+or Italian by a clear majority (``languages.latin_language``) also drops that language's stopwords, and
+each of its other words gets that language's Snowball stem beside the default term ("mudamos" ->
+``mudamo``, ``mud``; "Häuser" -> ``häuser``, ``haus``): a derived or inflected word meets its root,
+and a query too short to tell its language still meets the default terms. English texts do not change.
 If every token of a text is a stopword, the stopwords are kept (a query "who is it" still has terms).
 """
 
@@ -38,6 +43,8 @@ import unicodedata
 from collections.abc import Sequence
 
 import Stemmer
+
+from .languages import LATIN_LANGUAGES, LATIN_STOPWORDS, latin_language
 
 logger = logging.getLogger(__name__)
 
@@ -94,6 +101,11 @@ def with_prefixes(terms: Sequence[str]) -> list[str]:
     return [*terms, *extra] if extra else list(terms)
 
 
+def _latin(ch: str) -> bool:
+    """A Latin letter, accented ones included (``é``, ``ü``, ``ñ``)."""
+    return "a" <= ch <= "z" or "A" <= ch <= "Z" or "\u00c0" <= ch <= "\u024f"
+
+
 def _script(ch: str) -> str:
     if "a" <= ch <= "z":
         return "en"
@@ -115,6 +127,7 @@ class Analyzer:
         self.cjk_unigrams = cjk_unigrams
         self._stemmers = {"en": Stemmer.Stemmer("english"), "ru": Stemmer.Stemmer("russian")}
         self._cache: dict[str, str] = {}
+        self._lang_cache: dict[tuple[str, str], str] = {}
 
     # ------------------------------------------------------------------ public
 
@@ -126,6 +139,7 @@ class Analyzer:
             text = unicodedata.normalize("NFKC", text)
         out: list[str] = []
         dropped: list[str] = []
+        plain: list[tuple[str, int]] = []  # each plain word and the position of its term (-1: a stopword)
         for m in _TOKEN_RE.finditer(text):
             cjk = m.group("cjk")
             if cjk is not None:
@@ -136,13 +150,37 @@ class Analyzer:
                 w = tok.casefold()
                 if w in self.stopwords:
                     dropped.append(w)
+                    plain.append((w, -1))
                     continue
+                plain.append((w, len(out)))
                 out.append(self._stem(w))
             else:
                 self._compound(tok, out)
+        lang = self._language({w for w, _ in plain}, text) if len(plain) > 1 else None
+        if lang is not None:
+            out = self._in_language(lang, out, plain) or out
         if not out and dropped:
             return [self._stem(w) for w in dropped]
         return out
+
+    def _in_language(self, lang: str, out: list[str], plain: list[tuple[str, int]]) -> list[str]:
+        """``out`` for a text in ``lang``: its stopwords dropped, and beside each other word's default term its
+        stem in ``lang`` when that differs (a query that is too short to tell still meets the default terms)."""
+        stop = LATIN_STOPWORDS[lang] if self.stopwords else frozenset()
+        word_at = {i: w for w, i in plain if i >= 0}
+        res: list[str] = []
+        for i, t in enumerate(out):
+            w = word_at.get(i)
+            if w is None:
+                res.append(t)
+                continue
+            if w in stop:
+                continue
+            res.append(t)
+            t2 = self._stem_in(lang, w)
+            if t2 is not None and t2 != t:
+                res.append(t2)
+        return res
 
     def spans(self, text: str) -> tuple[str, list[tuple[int, int, tuple[str, ...]]]]:
         """The NFKC text and, per token, ``(start, end, terms)`` in it (CJK: one span per bigram).
@@ -152,7 +190,10 @@ class Analyzer:
         if not unicodedata.is_normalized("NFKC", text):
             text = unicodedata.normalize("NFKC", text)
         out: list[tuple[int, int, tuple[str, ...]]] = []
-        for m in _TOKEN_RE.finditer(text):
+        found = list(_TOKEN_RE.finditer(text))
+        words = {tok.casefold() for m in found if (tok := m.group("word")) is not None and tok.isalpha()}
+        lang = self._language(words, text) if len(words) > 1 else None
+        for m in found:
             start = m.start()
             cjk = m.group("cjk")
             if cjk is not None:
@@ -166,6 +207,9 @@ class Analyzer:
             terms: list[str] = []
             if tok.isalpha() and (tok.islower() or tok.isupper() or tok[1:].islower()):
                 terms.append(self._stem(tok.casefold()))
+                t2 = self._stem_in(lang, tok.casefold()) if lang is not None else None
+                if t2 is not None and t2 != terms[-1]:
+                    terms.append(t2)
             else:
                 self._compound(tok, terms)
             out.append((start, m.end(), tuple(terms)))
@@ -227,6 +271,27 @@ class Analyzer:
         if len(self._cache) >= _STEM_CACHE_MAX:
             self._cache.clear()
         self._cache[w] = s
+        return s
+
+    def _language(self, words: set[str], text: str) -> str | None:
+        """The Latin-script language of a text other than English, from its distinct casefolded plain ``words``
+        (``languages.latin_language``), or None."""
+        return latin_language(words, EN_STOPWORDS, text) if self.stem else None
+
+    def _stem_in(self, lang: str, w: str) -> str | None:
+        """``w``'s Snowball stem in ``lang`` (a Latin-script word only; None for another script)."""
+        if not _latin(w[0]):
+            return None
+        key = (lang, w)
+        s = self._lang_cache.get(key)
+        if s is None:
+            stemmer = self._stemmers.get(lang)
+            if stemmer is None:
+                stemmer = self._stemmers[lang] = Stemmer.Stemmer(LATIN_LANGUAGES[lang])
+            s = stemmer.stemWord(w)
+            if len(self._lang_cache) >= _STEM_CACHE_MAX:
+                self._lang_cache.clear()
+            self._lang_cache[key] = s
         return s
 
     def _word(self, part: str, out: list[str], seen: set[str]) -> None:
