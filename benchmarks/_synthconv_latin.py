@@ -1,4 +1,4 @@
-"""Spanish and German templates for ``synthconv.py`` (``--langs en,es,de``): the same facts, themes, filler
+"""Spanish, German, French and Portuguese templates for ``synthconv.py`` (``--langs en,es,de,fr,pt``): the same facts, themes, filler
 and replies as its en/ru/zh ones, written as people write them (a question asks with a verb, a statement
 often says it with a noun: "¿A qué ciudad se muda?" / "La mudanza está decidida").
 
@@ -9,9 +9,13 @@ because "{s}" cannot simply become "yo" / "ich" (the verb agrees with the person
 from __future__ import annotations
 
 NAMES = {"es": ["Lucía", "Mateo", "Carmen", "Diego", "Elena", "Pablo", "Sofía", "Javier"],
-         "de": ["Anna", "Lukas", "Greta", "Jonas", "Lena", "Felix", "Mia", "Tobias"]}
+         "de": ["Anna", "Lukas", "Greta", "Jonas", "Lena", "Felix", "Mia", "Tobias"],
+         "fr": ["Camille", "Hugo", "Léa", "Louis", "Chloé", "Jules", "Manon", "Théo"],
+         "pt": ["Beatriz", "João", "Mariana", "Pedro", "Inês", "Tiago", "Rita", "Miguel"]}
 MONTHS = {"es": ["enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre", "noviembre", "diciembre"],
-          "de": ["Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober", "November", "Dezember"]}
+          "de": ["Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober", "November", "Dezember"],
+          "fr": ["janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre", "novembre", "décembre"],
+          "pt": ["janeiro", "fevereiro", "março", "abril", "maio", "junho", "julho", "agosto", "setembro", "outubro", "novembro", "dezembro"]}
 
 FACTS = {
     "es": [
@@ -115,5 +119,112 @@ REPLIES = {
     "de": ["Das klingt nach viel, geh es Schritt für Schritt an.", "Gute Frage; das hängt von deinem Budget und deiner Zeit ab.",
            "Das würde ich zuerst bedenken: Kosten, Zeitplan und was dir am wichtigsten ist.", "Viele in deiner Lage fangen klein an und passen später an."],
 }
-QUESTION_TEMPORAL = {"es": "{q} (en {m} de {y})", "de": "{q} (im {m} {y})"}
-SELF = {"es": "yo", "de": "ich"}
+QUESTION_TEMPORAL = {"es": "{q} (en {m} de {y})", "de": "{q} (im {m} {y})", "fr": "{q} (en {m} {y})", "pt": "{q} (em {m} de {y})"}
+SELF = {"es": "yo", "de": "ich", "fr": "je", "pt": "eu"}
+
+# French and Portuguese
+FACTS_FR_PT = {
+    "fr": [
+        (["On a enfin ramené un petit chiot {v} du refuge !", "Devine quoi : un chiot {v} dort maintenant sur mon canapé, on l'a adopté."],
+         "Quelle race de chien {s} a-t-il adoptée ?", ["beagle", "corgi", "husky", "caniche", "teckel"],
+         ["Le chien du voisin a encore aboyé toute la nuit.", "Les chiens du parc sont toujours si contents."], "Quelle race de chien ai-je adoptée ?"),
+        (["Je prends des cours de {v} tous les mardis soir.", "J'ai commencé à apprendre le {v} avec une professeure, deux fois par semaine."],
+         "Quel instrument {s} apprend-il ?", ["piano", "violon", "guitare", "violoncelle", "batterie"],
+         ["Il y avait un musicien de rue près de la gare aujourd'hui.", "La salle de concert du centre est en travaux."], "Quel instrument est-ce que j'apprends ?"),
+        (["À l'automne on déménage à {v}, le nouveau travail est là-bas.", "Le déménagement est décidé : {v} à partir d'octobre."],
+         "Dans quelle ville {s} déménage-t-il ?", ["Lisbonne", "Toronto", "Melbourne", "Vienne", "Osaka"],
+         ["Les cartons sont le pire dans un déménagement.", "Mon cousin a changé de ville deux fois l'an dernier."], "Dans quelle ville est-ce que je déménage ?"),
+        (["Ma sœur vient d'avoir une petite fille, elle s'appelle {v}.", "La petite {v} est née dimanche, je suis tata maintenant !"],
+         "Comment s'appelle la nièce de {s} ?", ["Mila", "Sophie", "Ava", "Nora", "Lily"],
+         ["Les bébés changent complètement le sommeil.", "Ma sœur a toujours voulu une grande famille."], "Comment s'appelle ma nièce ?"),
+        (["Le week-end dernier j'ai couru mon premier {v}, j'ai encore mal aux jambes.", "J'ai passé la ligne d'arrivée du {v} sous mon temps cible !"],
+         "Quelle course {s} a-t-il terminée ?", ["semi-marathon", "marathon", "10 km", "triathlon", "ultra-trail"],
+         ["Courir par cette chaleur est impossible.", "J'ai acheté des baskets neuves mais elles grincent."], "Quelle course ai-je terminée ?"),
+        (["Pour essayer, je suis un régime {v} depuis un mois.", "Ni viande ni produits laitiers : je mange {v} maintenant."],
+         "Quel régime alimentaire {s} suit-il ?", ["végan", "cétogène", "paléo", "végétarien", "méditerranéen"],
+         ["La nouvelle boulangerie a un pain incroyable.", "Cette semaine j'ai cuisiné des pâtes trois fois."], "Quel régime alimentaire est-ce que je suis ?"),
+        (["J'ai trouvé un nouveau travail de {v} dans une startup.", "Hier j'ai signé l'offre, je vais travailler comme {v}."],
+         "Quel poste {s} a-t-il accepté ?", ["analyste de données", "infirmière", "architecte", "professeure", "cheffe"],
+         ["Le lundi au travail c'est toujours le chaos.", "Mon chef a enfin validé les vacances."], "Quel poste ai-je accepté ?"),
+        (["On a passé les fêtes à randonner en {v}, les paysages étaient irréels.", "Je rentre d'une semaine de trek en {v}."],
+         "Où {s} a-t-il fait de la randonnée ?", ["Patagonie", "Islande", "Écosse", "Norvège", "Corse"],
+         ["Mes chaussures sont tombées en morceaux après ce sentier.", "À la montagne je me sens minuscule."], "Où ai-je fait de la randonnée ?"),
+    ],
+    "pt": [
+        (["Finalmente trouxemos do abrigo um cachorrinho {v}!", "Adivinha: agora dorme no meu sofá um cachorrinho {v}, nós o adotamos."],
+         "Que raça de cachorro {s} adotou?", ["beagle", "corgi", "husky", "poodle", "dachshund"],
+         ["O cachorro do vizinho latiu a noite toda de novo.", "Os cachorros do parque estão sempre tão felizes."], "Que raça de cachorro eu adotei?"),
+        (["Tenho aulas de {v} todas as terças à noite.", "Comecei a aprender {v} com uma professora, duas vezes por semana."],
+         "Que instrumento {s} está estudando?", ["piano", "violino", "violão", "violoncelo", "bateria"],
+         ["Hoje havia um músico de rua perto da estação.", "A sala de concertos do centro está em reforma."], "Que instrumento eu estou estudando?"),
+        (["No outono nos mudamos para {v}, o emprego novo é lá.", "A mudança está decidida: {v} a partir de outubro."],
+         "Para qual cidade {s} vai se mudar?", ["Lisboa", "Toronto", "Melbourne", "Viena", "Osaka"],
+         ["As caixas são a pior parte de qualquer mudança.", "Meu primo mudou de cidade duas vezes no ano passado."], "Para qual cidade eu vou me mudar?"),
+        (["Minha irmã acabou de ter uma menina, ela se chama {v}.", "A pequena {v} nasceu no domingo, agora sou tia!"],
+         "Como se chama a sobrinha de {s}?", ["Mila", "Sofia", "Ava", "Nora", "Lily"],
+         ["Bebês mudam o sono completamente.", "Minha irmã sempre quis uma família grande."], "Como se chama a minha sobrinha?"),
+        (["No fim de semana corri minha primeira {v}, as pernas ainda doem.", "Cruzei a linha de chegada da {v} abaixo do meu tempo!"],
+         "Que prova {s} completou?", ["meia maratona", "maratona", "corrida de 10 km", "corrida de montanha", "ultramaratona"],
+         ["Correr com este calor é impossível.", "Comprei tênis novos mas eles rangem."], "Que prova eu completei?"),
+        (["Como experiência, estou há um mês numa dieta {v}.", "Sem carne nem laticínios: agora sigo uma dieta {v}."],
+         "Que alimentação {s} segue?", ["vegana", "cetogênica", "paleo", "vegetariana", "mediterrânea"],
+         ["A padaria nova tem um pão incrível.", "Esta semana cozinhei massa três vezes."], "Que alimentação eu sigo?"),
+        (["Consegui um emprego novo como {v} numa startup.", "Ontem assinei a proposta, vou trabalhar como {v}."],
+         "Que cargo {s} aceitou?", ["analista de dados", "enfermeira", "arquiteta", "professora", "cozinheira"],
+         ["Às segundas no trabalho é sempre um caos.", "Meu chefe finalmente aprovou as férias."], "Que cargo eu aceitei?"),
+        (["Passamos as festas fazendo trilhas na {v}, as paisagens eram irreais.", "Acabei de voltar de uma semana de caminhadas na {v}."],
+         "Onde {s} fez trilha?", ["Patagônia", "Islândia", "Escócia", "Noruega", "Serra da Estrela"],
+         ["Minhas botas se desfizeram depois daquela trilha.", "Na montanha eu me sinto minúscula."], "Onde eu fiz trilha?"),
+    ],
+}
+THEMES_FR_PT = {
+    "fr": [
+        (["Je prépare un voyage à {v} au printemps et je n'arrive pas à choisir où loger.", "Pour le voyage à {v}, je prends un pass de train ou des billets au fur et à mesure ?",
+          "Quels quartiers de {v} éviterais-tu pour une première visite ?"],
+         "Qu'est-ce qu'on a dit sur mon voyage à {v} ?", ["Kyoto", "Lisbonne", "Istanbul", "Buenos Aires", "Prague"]),
+        (["On rénove la pièce {v} et l'artisan a demandé bien plus que prévu.", "Le carrelage ou le vinyle tient mieux pour la pièce {v} ?",
+          "Les travaux de la pièce {v} traînent, comment faire respecter les délais à l'artisan ?"],
+         "Quels conseils m'as-tu donnés pour rénover la pièce {v} ?", ["cuisine", "salle de bain", "grenier", "cave", "balcon"]),
+        (["J'ai un entretien pour un poste de {v} la semaine prochaine et la partie technique me stresse.", "Comment répondre aux questions de salaire pour un poste de {v} ?",
+          "Tu m'aides à préparer des exemples pour l'entretien de {v} ?"],
+         "Comment m'as-tu aidé à préparer l'entretien de {v} ?", ["chef de produit", "développeur backend", "designer UX", "responsable commercial", "data scientist"]),
+        (["Je voudrais faire pousser des {v} sur mon balcon mais je n'y connais rien en terreau.", "Mes semis de {v} jaunissent, est-ce que j'arrose trop ?",
+          "Quand faut-il récolter les {v} ?"],
+         "Qu'est-ce que tu m'as dit sur la culture des {v} ?", ["tomates", "fraises", "basilics", "poivrons", "concombres"]),
+    ],
+    "pt": [
+        (["Estou planejando uma viagem para {v} na primavera e não consigo decidir onde ficar.", "Para a viagem a {v}, compro um passe de trem ou os bilhetes na hora?",
+          "Que bairros de {v} você evitaria numa primeira visita?"],
+         "O que conversamos sobre a minha viagem a {v}?", ["Kyoto", "Lisboa", "Istambul", "Buenos Aires", "Praga"]),
+        (["Estamos reformando o cômodo {v} e o empreiteiro cobrou muito mais do que o esperado.", "Azulejo ou vinil aguenta melhor no cômodo {v}?",
+          "A reforma do cômodo {v} está demorando, como faço o empreiteiro cumprir os prazos?"],
+         "Que conselho você me deu sobre reformar o cômodo {v}?", ["cozinha", "banheiro", "sótão", "porão", "varanda"]),
+        (["Semana que vem tenho uma entrevista para uma vaga de {v} e estou nervosa com a parte técnica.", "Como respondo às perguntas de salário para uma vaga de {v}?",
+          "Você me ajuda a preparar exemplos para a entrevista de {v}?"],
+         "Como você me ajudou a preparar a entrevista de {v}?", ["gerente de produto", "desenvolvedor backend", "designer UX", "líder de vendas", "cientista de dados"]),
+        (["Quero plantar {v} na varanda mas não entendo nada de terra.", "As mudas de {v} estão amarelando, estou regando demais?",
+          "Qual é a hora certa de colher {v}?"],
+         "O que você me contou sobre plantar {v}?", ["tomates", "morangos", "manjericão", "pimentões", "pepinos"]),
+    ],
+}
+FILLER_FR_PT = {
+    "fr": ["Franchement, la semaine est passée à toute vitesse.", "Le travail m'a retenue tard presque tous les jours.", "La météo alterne sans arrêt entre pluie et soleil.",
+           "Samedi j'ai enfin nettoyé tout l'appartement.", "En ce moment mon téléphone est vide avant midi.", "On a regardé un documentaire sur les baleines.",
+           "Seul le café me fait tenir.", "La circulation ce matin était incroyable.", "J'essaie de me coucher plus tôt.",
+           "Mes parents sont venus et on a cuisiné ensemble.", "J'oublie tout le temps de répondre aux messages.", "Un nouveau café a ouvert dans notre rue."],
+    "pt": ["Sinceramente, a semana passou voando.", "O trabalho me segurou até tarde quase todos os dias.", "O tempo não para de mudar entre chuva e sol.",
+           "No sábado finalmente limpei o apartamento inteiro.", "Ultimamente o celular descarrega antes do almoço.", "Assistimos a um documentário sobre baleias.",
+           "Só o café me mantém de pé.", "O trânsito hoje de manhã estava inacreditável.", "Estou tentando dormir mais cedo.",
+           "Meus pais vieram e cozinhamos juntos.", "Vivo esquecendo de responder as mensagens.", "Abriu uma cafeteria nova na nossa rua."],
+}
+REPLIES_FR_PT = {
+    "fr": ["Ça fait beaucoup, vas-y étape par étape.", "Bonne question ; ça dépend de ton budget et du temps que tu as.",
+           "Voici ce que je regarderais d'abord : le coût, les délais et ce qui compte le plus pour toi.", "Beaucoup de gens dans ta situation commencent petit et ajustent ensuite."],
+    "pt": ["Parece muita coisa, vá passo a passo.", "Boa pergunta; depende do seu orçamento e do tempo que você tem.",
+           "Eis o que eu consideraria primeiro: o custo, os prazos e o que mais importa para você.", "Muita gente na sua situação começa pequeno e ajusta depois."],
+}
+
+FACTS.update(FACTS_FR_PT)
+THEMES.update(THEMES_FR_PT)
+FILLER.update(FILLER_FR_PT)
+REPLIES.update(REPLIES_FR_PT)

@@ -4,11 +4,12 @@ English is the analyzer's default for Latin script; a text whose function words 
 majority, Spanish, German, French, Portuguese or Italian is that language: the analyzer then drops
 that language's stopwords and adds its Snowball stem beside the default term (``Analyzer.terms``).
 
-The rule: count each language's stopwords among the text's distinct plain words, and one more for each of its
-own marks the text holds (``¿ ¡ ñ`` Spanish, ``ß ä ö ü`` German, ``œ`` French, ``ã õ`` Portuguese,
-``ì ò`` Italian); the language with the most, at least two and more than English's, wins, and only
-alone (a tie, e.g. Spanish and Portuguese on "de ... que", is no decision). Short texts ("¡Qué bien!") are usually no decision: they keep the
-default terms, which every text still carries, so a short query still meets a long message.
+The rule: count each language's stopwords among the text's distinct plain words, and one more for each
+letter or sign of its own the text holds (``¿ ¡ ñ`` Spanish, ``ß ä ö ü`` German, ``ã õ`` Portuguese,
+``ç ê â ô`` French and Portuguese, ``è ù`` French and Italian, ...); the language with the most, at
+least two and more than English's, wins, and only alone (a tie, e.g. Spanish and Portuguese on "a ...
+de", is no decision). Short texts ("Qué bien") are usually no decision: they keep the default terms,
+which every text still carries, so a short query still meets a long message.
 """
 
 from __future__ import annotations
@@ -41,16 +42,17 @@ LATIN_STOPWORDS = {
         tem à seu sua ou ser quando muito há nos já está eu também só pelo pela até isso ela entre era depois sem
         mesmo aos ter seus quem nas me esse eles estão você tinha foram essa num nem suas meu às minha têm numa
         pelos elas havia seja qual será nós tenho lhe deles essas esses pelas este dele tu te vocês vos meus minhas
-        teu tua nosso nossa dela esta estes estas isto aquilo estou estamos onde porque""".split()),
+        teu tua nosso nossa dela esta estes estas isto aquilo estou estamos onde porque sobre""".split()),
     "it": frozenset("""di a da in con su per tra fra il lo la i gli le un uno una e è ed o ma che chi cui non più come
         dove quando perché se anche ci si mi ti vi ne io tu lui lei noi voi loro mio mia miei mie tuo tua suo sua
         nostro nostra del della dei delle al alla ai alle dal dalla nel nella sul sulla sono sei siamo siete ho hai
         ha abbiamo avete hanno era erano questo questa questi queste quello quella cosa""".split()),
 }
 
-_MARKS = {"¿": "es", "¡": "es", "ñ": "es", "ß": "de", "ä": "de", "ö": "de", "ü": "de", "œ": "fr", "ã": "pt", "õ": "pt",
-          "ì": "it", "ò": "it"}
-
+_MARKS: dict[str, tuple[str, ...]] = {  # a letter or sign one or a few of the languages write and Spanish / English do not share
+    "¿": ("es",), "¡": ("es",), "ñ": ("es",), "ß": ("de",), "ä": ("de",), "ö": ("de",), "ü": ("de",), "œ": ("fr",), "ë": ("fr",),
+    "ï": ("fr",), "î": ("fr",), "û": ("fr",), "ã": ("pt",), "õ": ("pt",), "ç": ("fr", "pt"), "ê": ("fr", "pt"), "â": ("fr", "pt"),
+    "ô": ("fr", "pt"), "è": ("fr", "it"), "ù": ("fr", "it"), "à": ("fr", "it", "pt"), "ì": ("it",), "ò": ("it",)}
 _MARKS_RE = re.compile(f"[{''.join(_MARKS)}]", re.IGNORECASE)
 
 _BY_WORD: dict[str, tuple[str, ...]] = {}
@@ -74,7 +76,8 @@ def latin_language(words: set[str], english: frozenset[str], text: str = "") -> 
         for lang in _BY_WORD[w]:
             hits[lang] = hits.get(lang, 0) + 1
     for mark in marks:
-        hits[_MARKS[mark]] = hits.get(_MARKS[mark], 0) + 1
+        for lang in _MARKS[mark]:
+            hits[lang] = hits.get(lang, 0) + 1
     best = max(hits.values())
     if best < 2 or best <= en:
         return None

@@ -24,6 +24,7 @@ def _lang(text: str) -> str | None:
     ("Wir sind im Frühling nach Leipzig umgezogen", "de"),
     ("Nous avons déménagé à Lyon au printemps et nous aimons la ville.", "fr"),
     ("Nós mudamos para o Porto e a cidade é linda.", "pt"),
+    ("A mudança está decidida: Lisboa a partir de outubro.", "pt"),  # a tie with Spanish, broken by the ç
     ("Ci siamo trasferiti a Torino e la città è bella.", "it"),
 ])
 def test_a_text_is_told_by_its_function_words(text, lang):
@@ -36,6 +37,7 @@ def test_a_text_is_told_by_its_function_words(text, lang):
     "See ya, Calvin! Stay awesome. Catch ya later.",         # one Spanish word, twice
     "Nos mudamos a Valencia en primavera",                   # Spanish, French and Portuguese tie: no decision
     "mudanza Valencia",                                      # too short to tell
+    "Bebês mudam o sono completamente.",                     # Italian "o", "sono" against the Portuguese ê: no decision
 ])
 def test_english_ties_and_short_texts_are_no_decision(text):
     assert _lang(text) is None
