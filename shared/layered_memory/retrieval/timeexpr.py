@@ -1,4 +1,4 @@
-"""Time expressions in queries (en / ru / zh), resolved to a UTC window against an anchor time.
+"""Time expressions in queries (en / ru / zh, and es / pt / fr / de / it), resolved to a UTC window against an anchor time.
 
     resolve_time("what did I cook last week?", now)      -> TimeWindow(Mon of last week, Sun 23:59:59)
     resolve_time("что я ел вчера", now)                   -> yesterday
@@ -12,7 +12,11 @@ does not find a relative expression inside a question without many false positiv
 milliseconds per call; a search path has a 2 ms budget. The rules below cover the forms chat
 questions use: yesterday / today / N days|weeks|months|years ago / last|this week|month|year|weekend /
 a month name with or without a day and year / a year; вчера / позавчера / на прошлой неделе /
-в прошлом месяце / N дней назад / в мае 2023; 昨天 / 前天 / 上周 / 上个月 / 去年 / N天前 / 2023年5月7日.
+в прошлом месяце / N дней назад / в мае 2023; 昨天 / 前天 / 上周 / 上个月 / 去年 / N天前 / 2023年5月7日; and in
+Spanish, Portuguese, French, German and Italian a month name with a year, a day or a preposition ("en marzo
+de 2024", "im März 2024", "7 de maio", "en mars"), yesterday / today (ayer, gestern, ontem, ieri, hoy...)
+and last / this week, month, year, weekend ("la semana pasada", "letzten Monat", "le mois dernier"). French
+"hier" is left out: it is German for "here".
 The first expression found wins; nothing found gives ``None`` (no time signal).
 """
 
@@ -49,6 +53,19 @@ _RU_MONTHS = {
     "январ": 1, "феврал": 2, "март": 3, "апрел": 4, "ма": 5, "июн": 6, "июл": 7, "август": 8,
     "сентябр": 9, "октябр": 10, "ноябр": 11, "декабр": 12,
 }
+_LATIN_MONTHS = {  # Spanish, Portuguese, French, German, Italian (the names English shares are English's)
+    "enero": 1, "febrero": 2, "marzo": 3, "abril": 4, "mayo": 5, "junio": 6, "julio": 7, "agosto": 8, "septiembre": 9, "setiembre": 9,
+    "octubre": 10, "noviembre": 11, "diciembre": 12, "janeiro": 1, "fevereiro": 2, "março": 3, "maio": 5, "junho": 6, "julho": 7,
+    "setembro": 9, "outubro": 10, "novembro": 11, "dezembro": 12, "janvier": 1, "février": 2, "mars": 3, "avril": 4, "mai": 5,
+    "juin": 6, "juillet": 7, "août": 8, "septembre": 9, "octobre": 10, "novembre": 11, "décembre": 12, "januar": 1, "jänner": 1,
+    "februar": 2, "märz": 3, "juni": 6, "juli": 7, "oktober": 10, "dezember": 12, "gennaio": 1, "febbraio": 2, "aprile": 4,
+    "maggio": 5, "giugno": 6, "luglio": 7, "settembre": 9, "ottobre": 10, "dicembre": 12,
+}
+_LATIN_DAYS_BACK = {"anteayer": 2, "antier": 2, "ayer": 1, "hoy": 0, "anteontem": 2, "ontem": 1, "hoje": 0, "avant-hier": 2,
+                    "aujourd'hui": 0, "vorgestern": 2, "gestern": 1, "heute": 0, "l'altro ieri": 2, "ieri": 1, "oggi": 0}
+_LATIN_UNITS = {"semana": "w", "semaine": "w", "woche": "w", "settimana": "w", "mes": "m", "mês": "m", "mois": "m", "monat": "m",
+                "mese": "m", "año": "y", "ano": "y", "année": "y", "an": "y", "jahr": "y", "anno": "y", "fin de semana": "weekend",
+                "fim de semana": "weekend", "week-end": "weekend", "wochenende": "weekend", "fine settimana": "weekend"}
 _UNITS = {
     "day": "d", "days": "d", "week": "w", "weeks": "w", "month": "m", "months": "m", "year": "y", "years": "y",
     "день": "d", "дня": "d", "дней": "d", "неделю": "w", "недели": "w", "недель": "w", "месяц": "m", "месяца": "m",
@@ -115,6 +132,9 @@ def _num(token: str, table: dict[str, int]) -> int | None:
 
 
 _EN_MONTH_RE = "|".join(sorted(_EN_MONTHS, key=len, reverse=True))
+_LATIN_MONTH_RE = "|".join(sorted(_LATIN_MONTHS, key=len, reverse=True))
+_LATIN_REL_RE = "|".join(sorted(_LATIN_DAYS_BACK, key=len, reverse=True))
+_LATIN_YEAR = r"(?:\s+(?:de\s+|del\s+)?(\d{4}))"
 _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     # absolute: "7 July, 2023", "July 7, 2023", "July 2023", "in June", "2023-07-07", 2023年7月7日, "7 июля 2023"
     (re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b"), "iso"),
@@ -126,6 +146,9 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(?<![\d年])(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]"), "zh_md"),
     (re.compile(r"(?:(\d{1,2})\s+)?(?<![а-яё])(январ[ьяе]|феврал[ьяе]|март[ае]?|апрел[ьяе]|ма[йяе]|июн[ьяе]|июл[ьяе]|"
                 r"август[ае]?|сентябр[ьяе]|октябр[ьяе]|ноябр[ьяе]|декабр[ьяе])(?![а-яё])(?:\s+(\d{4}))?", re.I), "ru_dmy"),
+    (re.compile(rf"\b(\d{{1,2}})\.?\s+(?:de\s+)?({_LATIN_MONTH_RE})\b{_LATIN_YEAR}?", re.I), "latin_dmy"),
+    (re.compile(rf"\b(?:(?:en|em|im|nel|a|au|desde|seit|durante|depuis|ab)\s+(?:mois\s+d[e']\s*)?)?({_LATIN_MONTH_RE})\b{_LATIN_YEAR}", re.I), "latin_my"),
+    (re.compile(rf"\b(?:en|em|im|nel|au|desde|seit|durante|depuis)\s+(?:mois\s+d[e']\s*)?({_LATIN_MONTH_RE})\b()", re.I), "latin_my"),
     # relative
     (re.compile(r"\b(day before yesterday)\b", re.I), "en_rel"),
     (re.compile(r"\b(yesterday|today|tonight|this morning)\b", re.I), "en_rel"),
@@ -135,6 +158,12 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(\d+|один|одну|два|две|три|четыре|пять|шесть|семь|пару|несколько)\s+"
                 r"(день|дня|дней|неделю|недели|недель|месяц|месяца|месяцев|год|года|лет)\s+назад", re.I), "ru_ago"),
     (re.compile(r"(?:на|в|за)\s+(прошл|эт|текущ)[а-я]*\s+(недел|месяц|год|выходн)[а-я]*", re.I), "ru_last"),
+    (re.compile(rf"(?<![\w'-])({_LATIN_REL_RE})\b", re.I), "latin_rel"),
+    (re.compile(r"\b(?:la\s+|el\s+|le\s+|l'|il\s+)?(semana|mes|año|fin de semana|semaine|mois|année|an|week-end|settimana|mese|anno|fine settimana|"
+                r"mês|ano|fim de semana)\s+(pasad[oa]|passad[oa]|derni(?:er|ère)|scors[oa])\b", re.I), "latin_last"),
+    (re.compile(r"\b(?:letzte[nrs]?|vergangene[nrs]?)\s+(woche|monat|jahr|wochenende)\b()", re.I), "latin_last"),
+    (re.compile(r"\b(?:esta|este|cette|ce|diese[nrs]?|questa|questo)\s+(semana|mes|mês|año|ano|fin de semana|fim de semana|semaine|mois|"
+                r"année|week-end|woche|monat|jahr|wochenende|settimana|mese|anno)\b", re.I), "latin_this"),
     (re.compile(r"(前天|昨天|今天|昨晚|今晚)"), "zh_rel"),
     (re.compile(r"(\d+|[一两二三四五六七八九十几])\s*(个星期|星期|周|个月|天|年)前"), "zh_ago"),
     (re.compile(r"(上上|上|这|本|今|去|前)\s*(个?星期|周|个?月|年)"), "zh_last"),
@@ -168,6 +197,20 @@ def _resolve(kind: str, m: re.Match[str], now: datetime) -> tuple[datetime, date
         if month is None:
             return None
         return _month_window(now, month, int(g[2]) if g[2] else None, int(g[0]) if g[0] else None)
+    if kind in ("latin_dmy", "latin_my"):
+        month = _LATIN_MONTHS[g[1 if kind == "latin_dmy" else 0].lower()]
+        year = g[2] if kind == "latin_dmy" else g[1]
+        return _month_window(now, month, int(year) if year else None, int(g[0]) if kind == "latin_dmy" else None)
+    if kind == "latin_rel":
+        return _day(now - timedelta(days=_LATIN_DAYS_BACK[g[0].lower()]))
+    if kind in ("latin_last", "latin_this"):
+        unit = _LATIN_UNITS[" ".join(g[0].lower().split())]
+        back = 1 if kind == "latin_last" else 0
+        if unit == "weekend":
+            start, _ = _week(now - timedelta(weeks=back))
+            sat = start + timedelta(days=5)
+            return sat, sat + timedelta(days=2) - timedelta(microseconds=1)
+        return _ago(now, back, unit)
     if kind in ("en_rel", "ru_rel", "zh_rel"):
         w = g[0].lower()
         back = 2 if w in ("day before yesterday", "позавчера", "前天") else 1 if w in ("yesterday", "вчера", "昨天", "昨晚") else 0

@@ -1,4 +1,4 @@
-"""Time expressions of queries in en / ru / zh resolved against an anchor time."""
+"""Time expressions of queries in en / ru / zh (and es / pt / fr / de / it) resolved against an anchor time."""
 
 from __future__ import annotations
 
@@ -45,6 +45,23 @@ def day(y, m, d):
         ("三天前", day(2024, 3, 11), day(2024, 3, 11)),
         ("2023年5月7日的报告", day(2023, 5, 7), day(2023, 5, 7)),
         ("2023年5月", day(2023, 5, 1), day(2023, 5, 31)),
+        ("¿Qué instrumento estudia Lucía (en febrero de 2024)?", day(2024, 2, 1), day(2024, 2, 29)),
+        ("Welchen Lauf hat Lena geschafft (im März 2023)?", day(2023, 3, 1), day(2023, 3, 31)),
+        ("Quel instrument apprend-il (en mars 2024) ?", day(2024, 3, 1), day(2024, 3, 31)),
+        ("Que instrumento ela estuda (em março de 2023)?", day(2023, 3, 1), day(2023, 3, 31)),
+        ("Cosa è successo a marzo 2023?", day(2023, 3, 1), day(2023, 3, 31)),
+        ("el 7 de mayo de 2023", day(2023, 5, 7), day(2023, 5, 7)),
+        ("am 7. Mai 2023", day(2023, 5, 7), day(2023, 5, 7)),
+        ("fuimos de acampada en junio", day(2023, 6, 1), day(2023, 6, 30)),  # the latest June not after now
+        ("¿Qué comí ayer?", day(2024, 3, 13), day(2024, 3, 13)),
+        ("Was haben wir vorgestern besprochen?", day(2024, 3, 12), day(2024, 3, 12)),
+        ("o que eu comi ontem", day(2024, 3, 13), day(2024, 3, 13)),
+        ("la semana pasada", day(2024, 3, 4), day(2024, 3, 10)),
+        ("letzten Monat", day(2024, 2, 1), day(2024, 2, 29)),
+        ("l'année dernière", day(2023, 1, 1), day(2023, 12, 31)),
+        ("la settimana scorsa", day(2024, 3, 4), day(2024, 3, 10)),
+        ("diese Woche", day(2024, 3, 11), day(2024, 3, 17)),
+        ("el fin de semana pasado", day(2024, 3, 9), day(2024, 3, 10)),
     ],
 )
 def test_resolves(query, start, last_day):
@@ -57,7 +74,8 @@ def test_resolves(query, start, last_day):
 @pytest.mark.parametrize(
     "query",
     ["What may I bring to the party?", "Tell me about the march against taxes", "маяк на острове", "a second opinion",
-     "how many pods crashed", "我喜欢喝绿茶", "Что подарили Анне?"],
+     "how many pods crashed", "我喜欢喝绿茶", "Что подарили Анне?",
+     "Was haben wir hier besprochen?", "¿Qué dijo Julio?", "life on Mars", "Mai Tai", "Wie heißt die Nichte von Mia?"],
 )
 def test_no_time_expression(query):
     assert resolve_time(query, NOW) is None
