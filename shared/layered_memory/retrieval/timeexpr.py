@@ -87,6 +87,12 @@ def _week(d: datetime) -> tuple[datetime, datetime]:
     return start, start + timedelta(days=7) - timedelta(microseconds=1)
 
 
+def _weekend(now: datetime, back: int) -> tuple[datetime, datetime]:
+    """Saturday and Sunday of the week ``back`` weeks before ``now``'s."""
+    sat = _week(now - timedelta(weeks=back))[0] + timedelta(days=5)
+    return sat, sat + timedelta(days=2) - timedelta(microseconds=1)
+
+
 def _month(year: int, month: int) -> tuple[datetime, datetime]:
     start = datetime(year, month, 1, tzinfo=timezone.utc)
     last = calendar.monthrange(year, month)[1]
@@ -207,9 +213,7 @@ def _resolve(kind: str, m: re.Match[str], now: datetime) -> tuple[datetime, date
         unit = _LATIN_UNITS[" ".join(g[0].lower().split())]
         back = 1 if kind == "latin_last" else 0
         if unit == "weekend":
-            start, _ = _week(now - timedelta(weeks=back))
-            sat = start + timedelta(days=5)
-            return sat, sat + timedelta(days=2) - timedelta(microseconds=1)
+            return _weekend(now, back)
         return _ago(now, back, unit)
     if kind in ("en_rel", "ru_rel", "zh_rel"):
         w = g[0].lower()
@@ -224,17 +228,13 @@ def _resolve(kind: str, m: re.Match[str], now: datetime) -> tuple[datetime, date
         back = 0 if g[0].lower() in ("this", "current") else 1
         unit = g[1].lower()
         if unit == "weekend":
-            start, _ = _week(now - timedelta(weeks=back))
-            sat = start + timedelta(days=5)
-            return sat, sat + timedelta(days=2) - timedelta(microseconds=1)
+            return _weekend(now, back)
         return _ago(now, back, unit[0])
     if kind == "ru_last":
         back = 1 if g[0].lower().startswith("прошл") else 0
         unit = {"недел": "w", "месяц": "m", "год": "y", "выходн": "weekend"}[g[1].lower()]
         if unit == "weekend":
-            start, _ = _week(now - timedelta(weeks=back))
-            sat = start + timedelta(days=5)
-            return sat, sat + timedelta(days=2) - timedelta(microseconds=1)
+            return _weekend(now, back)
         return _ago(now, back, unit)
     if kind == "zh_last":
         back = {"上上": 2, "上": 1, "去": 1, "前": 2, "这": 0, "本": 0, "今": 0}[g[0]]
