@@ -1,5 +1,5 @@
-"""Spanish, German, French and Portuguese templates for ``synthconv.py`` (``--langs en,es,de,fr,pt``): the same facts, themes, filler
-and replies as its en/ru/zh ones, written as people write them (a question asks with a verb, a statement
+"""Spanish, German, French, Portuguese and Italian templates for ``synthconv.py`` (``--langs es,de,fr,pt,it``):
+the same facts, themes, filler and replies as its en/ru/zh ones, written as people write them (a question asks with a verb, a statement
 often says it with a noun: "¿A qué ciudad se muda?" / "La mudanza está decidida").
 
 A fact is ``(statements, question about {s}, values, small talk, question about oneself)``: the last one
@@ -228,3 +228,55 @@ FACTS.update(FACTS_FR_PT)
 THEMES.update(THEMES_FR_PT)
 FILLER.update(FILLER_FR_PT)
 REPLIES.update(REPLIES_FR_PT)
+
+# Italian
+NAMES["it"] = ["Giulia", "Marco", "Chiara", "Luca", "Francesca", "Matteo", "Sara", "Davide"]
+MONTHS["it"] = ["gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto", "settembre", "ottobre", "novembre", "dicembre"]
+QUESTION_TEMPORAL["it"] = "{q} (a {m} {y})"
+SELF["it"] = "io"
+FACTS["it"] = [
+    (["Finalmente abbiamo portato a casa dal canile un cucciolo di {v}!", "Indovina: adesso sul mio divano dorme un cucciolo di {v}, l'abbiamo adottato."],
+     "Che razza di cane ha adottato {s}?", ["beagle", "corgi", "husky", "barboncino", "bassotto"],
+     ["Il cane del vicino ha abbaiato di nuovo tutta la notte.", "I cani al parco sono sempre così felici."], "Che razza di cane ho adottato?"),
+    (["Faccio lezione di {v} ogni martedì sera.", "Ho cominciato a studiare {v} con un'insegnante, due volte a settimana."],
+     "Che strumento studia {s}?", ["pianoforte", "violino", "chitarra", "violoncello", "batteria"],
+     ["Oggi c'era un musicista di strada vicino alla stazione.", "Stanno ristrutturando la sala concerti in centro."], "Che strumento studio?"),
+    (["In autunno ci trasferiamo a {v}, il nuovo lavoro è lì.", "Il trasloco è deciso: {v} da ottobre."],
+     "In che città si trasferisce {s}?", ["Lisbona", "Toronto", "Melbourne", "Vienna", "Osaka"],
+     ["Gli scatoloni sono la parte peggiore di ogni trasloco.", "Mio cugino l'anno scorso ha cambiato città due volte."], "In che città mi trasferisco?"),
+    (["Mia sorella ha appena avuto una bambina, l'hanno chiamata {v}.", "La piccola {v} è nata domenica, adesso sono zia!"],
+     "Come si chiama la nipote di {s}?", ["Mila", "Sofia", "Ava", "Nora", "Lily"],
+     ["I bambini ti cambiano completamente il sonno.", "Mia sorella ha sempre voluto una famiglia numerosa."], "Come si chiama mia nipote?"),
+    (["Lo scorso weekend ho corso la mia prima {v}, mi fanno ancora male le gambe.", "Ho tagliato il traguardo della {v} sotto il mio tempo obiettivo!"],
+     "Che gara ha completato {s}?", ["mezza maratona", "maratona", "10 km", "gara di trail", "ultramaratona"],
+     ["Correre con questo caldo è impossibile.", "Ho comprato scarpe nuove ma cigolano."], "Che gara ho completato?"),
+    (["Per esperimento seguo da un mese una dieta {v}.", "Niente carne né latticini: adesso seguo una dieta {v}."],
+     "Che alimentazione segue {s}?", ["vegana", "chetogenica", "paleo", "vegetariana", "mediterranea"],
+     ["Il nuovo forno ha un pane incredibile.", "Questa settimana ho cucinato la pasta tre volte."], "Che alimentazione seguo?"),
+    (["Ho trovato un nuovo lavoro come {v} in una startup.", "Ieri ho firmato l'offerta, lavorerò come {v}."],
+     "Che posto ha accettato {s}?", ["analista di dati", "infermiera", "architetta", "insegnante", "cuoca"],
+     ["Il lunedì al lavoro è sempre il caos.", "Il mio capo ha finalmente approvato le ferie."], "Che posto ho accettato?"),
+    (["Abbiamo passato le feste a fare trekking in {v}, i panorami erano irreali.", "Sono appena tornata da una settimana di escursioni in {v}."],
+     "Dove ha fatto trekking {s}?", ["Patagonia", "Islanda", "Scozia", "Norvegia", "Sardegna"],
+     ["Le mie scarpe da montagna si sono distrutte dopo quel sentiero.", "In montagna mi sento minuscola."], "Dove ho fatto trekking?"),
+]
+THEMES["it"] = [
+    (["Sto organizzando un viaggio a {v} in primavera e non riesco a decidere dove alloggiare.", "Per il viaggio a {v} conviene un pass ferroviario o i biglietti man mano?",
+      "Quali quartieri di {v} eviteresti alla prima visita?"],
+     "Cosa abbiamo detto del mio viaggio a {v}?", ["Kyoto", "Lisbona", "Istanbul", "Buenos Aires", "Praga"]),
+    (["Stiamo ristrutturando la stanza {v} e l'impresa ha chiesto molto più del previsto.", "Reggono meglio le piastrelle o il vinile nella stanza {v}?",
+      "I lavori nella stanza {v} vanno per le lunghe, come faccio a far rispettare i tempi all'impresa?"],
+     "Che consigli mi hai dato per ristrutturare la stanza {v}?", ["cucina", "bagno", "soffitta", "cantina", "balcone"]),
+    (["La prossima settimana ho un colloquio per un posto da {v} e la parte tecnica mi agita.", "Come rispondo alle domande sullo stipendio per un posto da {v}?",
+      "Mi aiuti a preparare degli esempi per il colloquio da {v}?"],
+     "Come mi hai aiutato a preparare il colloquio da {v}?", ["product manager", "sviluppatore backend", "designer UX", "responsabile vendite", "data scientist"]),
+    (["Vorrei coltivare {v} sul balcone ma non so niente di terriccio.", "Le piantine di {v} stanno ingiallendo, le annaffio troppo?",
+      "Quando è il momento giusto per raccogliere {v}?"],
+     "Cosa mi hai detto sulla coltivazione di {v}?", ["pomodori", "fragole", "basilico", "peperoni", "cetrioli"]),
+]
+FILLER["it"] = ["Sinceramente la settimana è volata.", "Il lavoro mi ha trattenuta fino a tardi quasi ogni giorno.", "Il tempo continua a cambiare tra pioggia e sole.",
+                "Sabato finalmente ho pulito tutto l'appartamento.", "Ultimamente il telefono si scarica prima di pranzo.", "Abbiamo visto un documentario sulle balene.",
+                "Solo il caffè mi tiene in piedi.", "Il traffico stamattina era incredibile.", "Sto cercando di andare a dormire prima.",
+                "Sono venuti i miei genitori e abbiamo cucinato insieme.", "Mi dimentico sempre di rispondere ai messaggi.", "Hanno aperto un bar nuovo nella nostra via."]
+REPLIES["it"] = ["Sembra tanto, procedi un passo alla volta.", "Bella domanda; dipende dal tuo budget e dal tempo che hai.",
+                 "Ecco cosa valuterei per primo: il costo, i tempi e cosa conta di più per te.", "Molte persone nella tua situazione iniziano in piccolo e poi aggiustano."]
