@@ -74,10 +74,10 @@ def load_locomo(path: str, n: int = 0) -> list[Conv]:
     return out
 
 
-def load_synth(seed: int, per_style: int = 2) -> list[Conv]:
-    from synthconv import generate
+def load_synth(seed: int, per_style: int = 2, langs: tuple[str, ...] | None = None) -> list[Conv]:
+    from synthconv import LANGS, generate
 
-    return _generated(generate(seed, per_style))
+    return _generated(generate(seed, per_style, langs=langs or LANGS))
 
 
 def load_assistant(seed: int) -> list[Conv]:

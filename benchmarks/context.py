@@ -201,7 +201,8 @@ def sets(args) -> list[tuple[str, list[Conv]]]:
     if args.locomo:
         out.append((f"LoCoMo ({args.conversations or 10} conv.)", load_locomo(args.locomo, args.conversations)))
     if args.synth is not None:
-        out.append((f"synth en/ru/zh (seed {args.synth})", load_synth(args.synth)))
+        langs = tuple(args.langs.split(",")) if args.langs else None
+        out.append((f"synth {'/'.join(langs or ('en', 'ru', 'zh'))} (seed {args.synth})", load_synth(args.synth, langs=langs)))
     for seed in args.assistant:
         out.append((f"long assistant chats (seed {seed})", load_assistant(seed)))
     return out
@@ -405,6 +406,7 @@ def main() -> None:
     ap.add_argument("--locomo", help="path to locomo10.json (CC BY-NC; read in place)")
     ap.add_argument("--conversations", type=int, default=0, help="LoCoMo: only the first N (0: all 10)")
     ap.add_argument("--synth", type=int, default=None, help="the synthetic en/ru/zh set of this seed (benchmarks/synthconv.py)")
+    ap.add_argument("--langs", default=None, help="the synthetic set's languages (synthconv.py --langs), e.g. es,de")
     ap.add_argument("--assistant", type=int, nargs="*", default=[], help="the long assistant chats of these seeds (benchmarks/assistantchat.py)")
     ap.add_argument("--budgets", type=int, nargs="+", default=list(BUDGETS))
     ap.add_argument("--framings", nargs="+", default=list(FRAMINGS))
