@@ -101,6 +101,11 @@ def with_prefixes(terms: Sequence[str]) -> list[str]:
     return [*terms, *extra] if extra else list(terms)
 
 
+def _plain(tok: str) -> bool:
+    """A plain word: letters only, lower, upper or capitalised (not camelCase, not a code)."""
+    return tok.isalpha() and (tok.islower() or tok.isupper() or tok[1:].islower())
+
+
 def _latin(ch: str) -> bool:
     """A Latin letter, accented ones included (``é``, ``ü``, ``ñ``)."""
     return "a" <= ch <= "z" or "A" <= ch <= "Z" or "\u00c0" <= ch <= "\u024f"
@@ -146,7 +151,7 @@ class Analyzer:
                 self._cjk(cjk, out)
                 continue
             tok = m.group("word")
-            if tok.isalpha() and (tok.islower() or tok.isupper() or tok[1:].islower()):
+            if tok.isalpha() and (tok.islower() or tok.isupper() or tok[1:].islower()):  # _plain, inlined: the write path
                 w = tok.casefold()
                 if w in self.stopwords:
                     dropped.append(w)
@@ -191,7 +196,7 @@ class Analyzer:
             text = unicodedata.normalize("NFKC", text)
         out: list[tuple[int, int, tuple[str, ...]]] = []
         found = list(_TOKEN_RE.finditer(text))
-        words = {tok.casefold() for m in found if (tok := m.group("word")) is not None and tok.isalpha()}
+        words = {tok.casefold() for m in found if (tok := m.group("word")) is not None and _plain(tok)}  # as terms() decides
         lang = self._language(words, text) if len(words) > 1 else None
         for m in found:
             start = m.start()
@@ -205,7 +210,7 @@ class Analyzer:
                 continue
             tok = m.group("word")
             terms: list[str] = []
-            if tok.isalpha() and (tok.islower() or tok.isupper() or tok[1:].islower()):
+            if _plain(tok):
                 terms.append(self._stem(tok.casefold()))
                 t2 = self._stem_in(lang, tok.casefold()) if lang is not None else None
                 if t2 is not None and t2 != terms[-1]:
@@ -296,7 +301,7 @@ class Analyzer:
 
     def _word(self, part: str, out: list[str], seen: set[str]) -> None:
         """A part of a technical token: camelCase split, stopword filter, stem; parts < 2 chars dropped."""
-        if part.isalpha() and not (part.islower() or part.isupper() or part[1:].islower()):
+        if part.isalpha() and not _plain(part):
             whole = part.casefold()
             if whole not in seen:
                 seen.add(whole)

@@ -167,7 +167,7 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"(?<![\w'-])({_LATIN_REL_RE})\b", re.I), "latin_rel"),
     (re.compile(r"\b(?:la\s+|el\s+|le\s+|l'|il\s+)?(semana|mes|año|fin de semana|semaine|mois|année|an|week-end|settimana|mese|anno|fine settimana|"
                 r"mês|ano|fim de semana)\s+(pasad[oa]|passad[oa]|derni(?:er|ère)|scors[oa])\b", re.I), "latin_last"),
-    (re.compile(r"\b(?:letzte[nrs]?|vergangene[nrs]?)\s+(woche|monat|jahr|wochenende)\b()", re.I), "latin_last"),
+    (re.compile(r"\b(?:letzte[nrs]?|vergangene[nrs]?)\s+(woche|monat|jahr|wochenende)\b", re.I), "latin_last"),
     (re.compile(r"\b(?:esta|este|cette|ce|diese[nrs]?|questa|questo)\s+(semana|mes|mês|año|ano|fin de semana|fim de semana|semaine|mois|"
                 r"année|week-end|woche|monat|jahr|wochenende|settimana|mese|anno)\b", re.I), "latin_this"),
     (re.compile(r"(前天|昨天|今天|昨晚|今晚)"), "zh_rel"),
