@@ -11,11 +11,13 @@ from __future__ import annotations
 NAMES = {"es": ["Lucía", "Mateo", "Carmen", "Diego", "Elena", "Pablo", "Sofía", "Javier"],
          "de": ["Anna", "Lukas", "Greta", "Jonas", "Lena", "Felix", "Mia", "Tobias"],
          "fr": ["Camille", "Hugo", "Léa", "Louis", "Chloé", "Jules", "Manon", "Théo"],
-         "pt": ["Beatriz", "João", "Mariana", "Pedro", "Inês", "Tiago", "Rita", "Miguel"]}
+         "pt": ["Beatriz", "João", "Mariana", "Pedro", "Inês", "Tiago", "Rita", "Miguel"],
+         "it": ["Giulia", "Marco", "Chiara", "Luca", "Francesca", "Matteo", "Sara", "Davide"]}
 MONTHS = {"es": ["enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre", "noviembre", "diciembre"],
           "de": ["Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober", "November", "Dezember"],
           "fr": ["janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre", "novembre", "décembre"],
-          "pt": ["janeiro", "fevereiro", "março", "abril", "maio", "junho", "julho", "agosto", "setembro", "outubro", "novembro", "dezembro"]}
+          "pt": ["janeiro", "fevereiro", "março", "abril", "maio", "junho", "julho", "agosto", "setembro", "outubro", "novembro", "dezembro"],
+          "it": ["gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto", "settembre", "ottobre", "novembre", "dicembre"]}
 
 FACTS = {
     "es": [
@@ -70,60 +72,6 @@ FACTS = {
          "Wo war {s} wandern?", ["Patagonien", "Nepal", "Island", "den Alpen", "Schottland"],
          ["Meine Stiefel sind nach dem Weg auseinandergefallen.", "In den Bergen fühle ich mich winzig."], "Wo war ich wandern?"),
     ],
-}
-
-THEMES = {
-    "es": [
-        (["Estoy planeando un viaje a {v} en primavera y no me decido dónde alojarme.", "Para el viaje a {v}, ¿compro un pase de tren o los billetes sobre la marcha?",
-          "¿Qué barrios de {v} evitarías en una primera visita?"],
-         "¿Qué hablamos sobre mi viaje a {v}?", ["Kioto", "Lisboa", "Estambul", "Buenos Aires", "Praga"]),
-        (["Estamos reformando {v} y el contratista pidió mucho más de lo esperado.", "¿Aguantan mejor los azulejos o el vinilo para {v}?",
-          "Las obras para reformar {v} se alargan, ¿cómo hago que el contratista cumpla los plazos?"],
-         "¿Qué me aconsejaste sobre reformar {v}?", ["la cocina", "el baño", "el desván", "el sótano", "el balcón"]),
-        (["La semana que viene tengo una entrevista para un puesto de {v} y me pone nerviosa la parte técnica.", "¿Cómo respondo a las preguntas de salario para un puesto de {v}?",
-          "¿Me ayudas a preparar historias para la entrevista de {v}?"],
-         "¿Cómo me ayudaste a preparar la entrevista de {v}?", ["jefe de producto", "desarrollador backend", "diseñador UX", "jefe de ventas", "científico de datos"]),
-        (["Quiero cultivar {v} en el balcón pero no sé nada de tierra.", "Las plántulas de {v} están amarillas, ¿las riego demasiado?",
-          "¿Cuándo es el momento de cosechar {v}?"],
-         "¿Qué me contaste sobre cultivar {v}?", ["tomates", "fresas", "albahaca", "pimientos", "pepinos"]),
-    ],
-    "de": [
-        (["Ich plane im Frühling eine Reise nach {v} und kann mich nicht entscheiden, wo ich wohnen soll.", "Soll ich für die Reise nach {v} einen Bahnpass kaufen oder Einzeltickets?",
-          "Welche Viertel in {v} würdest du beim ersten Besuch meiden?"],
-         "Was haben wir über meine Reise nach {v} besprochen?", ["Kyoto", "Lissabon", "Istanbul", "Buenos Aires", "Prag"]),
-        (["Wir renovieren gerade, Raum: {v}, und der Handwerker hat viel mehr verlangt als erwartet.", "Halten Fliesen oder Vinyl besser? Es geht um den Raum {v}.",
-          "Die Renovierung (Raum: {v}) zieht sich, wie halte ich den Handwerker im Zeitplan?"],
-         "Was hast du mir zur Renovierung geraten, Raum: {v}?", ["Küche", "Bad", "Dachboden", "Keller", "Balkon"]),
-        (["Nächste Woche habe ich ein Vorstellungsgespräch als {v} und bin wegen des technischen Teils nervös.", "Wie beantworte ich Gehaltsfragen für eine Stelle als {v}?",
-          "Hilfst du mir, Beispiele für das Gespräch als {v} vorzubereiten?"],
-         "Wie hast du mir bei der Vorbereitung auf das Gespräch als {v} geholfen?", ["Produktmanager", "Backend-Entwickler", "UX-Designer", "Vertriebsleiter", "Data Scientist"]),
-        (["Ich möchte {v} auf dem Balkon anbauen, habe aber keine Ahnung von Erde.", "Meine {v}-Setzlinge werden gelb, gieße ich zu viel?",
-          "Wann ist die richtige Zeit, {v} zu ernten?"],
-         "Was hast du mir über den Anbau von {v} erzählt?", ["Tomaten", "Erdbeeren", "Basilikum", "Paprika", "Gurken"]),
-    ],
-}
-
-FILLER = {
-    "es": ["La verdad, la semana se me ha pasado volando.", "El trabajo me retuvo hasta tarde casi todos los días.", "El tiempo no para de cambiar entre lluvia y sol.",
-           "El sábado por fin limpié todo el piso.", "Últimamente el móvil se me queda sin batería antes de comer.", "Vimos un documental sobre ballenas.",
-           "Solo me mantiene en pie el café.", "El tráfico de esta mañana era increíble.", "Estoy intentando dormirme antes.",
-           "Vinieron mis padres y cocinamos juntos.", "Siempre se me olvida contestar los mensajes.", "Han abierto una cafetería nueva en nuestra calle."],
-    "de": ["Ehrlich gesagt ist die Woche wie im Flug vergangen.", "Die Arbeit hat mich fast jeden Tag lange festgehalten.", "Das Wetter wechselt ständig zwischen Regen und Sonne.",
-           "Am Samstag habe ich endlich die ganze Wohnung geputzt.", "Mein Handy ist in letzter Zeit schon vor dem Mittag leer.", "Wir haben eine Doku über Wale gesehen.",
-           "Nur der Kaffee hält mich noch aufrecht.", "Der Verkehr heute Morgen war unglaublich.", "Ich versuche, früher schlafen zu gehen.",
-           "Meine Eltern waren zu Besuch und wir haben zusammen gekocht.", "Ich vergesse ständig, auf Nachrichten zu antworten.", "In unserer Straße hat ein neues Café aufgemacht."],
-}
-REPLIES = {
-    "es": ["Suena a mucho, ve paso a paso.", "Buena pregunta; depende de tu presupuesto y del tiempo que tengas.",
-           "Esto es lo primero que miraría: el coste, los plazos y lo que más te importa.", "Mucha gente en tu situación empieza poco a poco y luego ajusta."],
-    "de": ["Das klingt nach viel, geh es Schritt für Schritt an.", "Gute Frage; das hängt von deinem Budget und deiner Zeit ab.",
-           "Das würde ich zuerst bedenken: Kosten, Zeitplan und was dir am wichtigsten ist.", "Viele in deiner Lage fangen klein an und passen später an."],
-}
-QUESTION_TEMPORAL = {"es": "{q} (en {m} de {y})", "de": "{q} (im {m} {y})", "fr": "{q} (en {m} {y})", "pt": "{q} (em {m} de {y})"}
-SELF = {"es": "yo", "de": "ich", "fr": "je", "pt": "eu"}
-
-# French and Portuguese
-FACTS_FR_PT = {
     "fr": [
         (["On a enfin ramené un petit chiot {v} du refuge !", "Devine quoi : un chiot {v} dort maintenant sur mon canapé, on l'a adopté."],
          "Quelle race de chien {s} a-t-il adoptée ?", ["beagle", "corgi", "husky", "caniche", "teckel"],
@@ -176,8 +124,63 @@ FACTS_FR_PT = {
          "Onde {s} fez trilha?", ["Patagônia", "Islândia", "Escócia", "Noruega", "Serra da Estrela"],
          ["Minhas botas se desfizeram depois daquela trilha.", "Na montanha eu me sinto minúscula."], "Onde eu fiz trilha?"),
     ],
+    "it": [
+        (["Finalmente abbiamo portato a casa dal canile un cucciolo di {v}!", "Indovina: adesso sul mio divano dorme un cucciolo di {v}, l'abbiamo adottato."],
+         "Che razza di cane ha adottato {s}?", ["beagle", "corgi", "husky", "barboncino", "bassotto"],
+         ["Il cane del vicino ha abbaiato di nuovo tutta la notte.", "I cani al parco sono sempre così felici."], "Che razza di cane ho adottato?"),
+        (["Faccio lezione di {v} ogni martedì sera.", "Ho cominciato a studiare {v} con un'insegnante, due volte a settimana."],
+         "Che strumento studia {s}?", ["pianoforte", "violino", "chitarra", "violoncello", "batteria"],
+         ["Oggi c'era un musicista di strada vicino alla stazione.", "Stanno ristrutturando la sala concerti in centro."], "Che strumento studio?"),
+        (["In autunno ci trasferiamo a {v}, il nuovo lavoro è lì.", "Il trasloco è deciso: {v} da ottobre."],
+         "In che città si trasferisce {s}?", ["Lisbona", "Toronto", "Melbourne", "Vienna", "Osaka"],
+         ["Gli scatoloni sono la parte peggiore di ogni trasloco.", "Mio cugino l'anno scorso ha cambiato città due volte."], "In che città mi trasferisco?"),
+        (["Mia sorella ha appena avuto una bambina, l'hanno chiamata {v}.", "La piccola {v} è nata domenica, adesso sono zia!"],
+         "Come si chiama la nipote di {s}?", ["Mila", "Sofia", "Ava", "Nora", "Lily"],
+         ["I bambini ti cambiano completamente il sonno.", "Mia sorella ha sempre voluto una famiglia numerosa."], "Come si chiama mia nipote?"),
+        (["Lo scorso weekend ho corso la mia prima {v}, mi fanno ancora male le gambe.", "Ho tagliato il traguardo della {v} sotto il mio tempo obiettivo!"],
+         "Che gara ha completato {s}?", ["mezza maratona", "maratona", "10 km", "gara di trail", "ultramaratona"],
+         ["Correre con questo caldo è impossibile.", "Ho comprato scarpe nuove ma cigolano."], "Che gara ho completato?"),
+        (["Per esperimento seguo da un mese una dieta {v}.", "Niente carne né latticini: adesso seguo una dieta {v}."],
+         "Che alimentazione segue {s}?", ["vegana", "chetogenica", "paleo", "vegetariana", "mediterranea"],
+         ["Il nuovo forno ha un pane incredibile.", "Questa settimana ho cucinato la pasta tre volte."], "Che alimentazione seguo?"),
+        (["Ho trovato un nuovo lavoro come {v} in una startup.", "Ieri ho firmato l'offerta, lavorerò come {v}."],
+         "Che posto ha accettato {s}?", ["analista di dati", "infermiera", "architetta", "insegnante", "cuoca"],
+         ["Il lunedì al lavoro è sempre il caos.", "Il mio capo ha finalmente approvato le ferie."], "Che posto ho accettato?"),
+        (["Abbiamo passato le feste a fare trekking in {v}, i panorami erano irreali.", "Sono appena tornata da una settimana di escursioni in {v}."],
+         "Dove ha fatto trekking {s}?", ["Patagonia", "Islanda", "Scozia", "Norvegia", "Sardegna"],
+         ["Le mie scarpe da montagna si sono distrutte dopo quel sentiero.", "In montagna mi sento minuscola."], "Dove ho fatto trekking?"),
+    ],
 }
-THEMES_FR_PT = {
+
+THEMES = {
+    "es": [
+        (["Estoy planeando un viaje a {v} en primavera y no me decido dónde alojarme.", "Para el viaje a {v}, ¿compro un pase de tren o los billetes sobre la marcha?",
+          "¿Qué barrios de {v} evitarías en una primera visita?"],
+         "¿Qué hablamos sobre mi viaje a {v}?", ["Kioto", "Lisboa", "Estambul", "Buenos Aires", "Praga"]),
+        (["Estamos reformando {v} y el contratista pidió mucho más de lo esperado.", "¿Aguantan mejor los azulejos o el vinilo para {v}?",
+          "Las obras para reformar {v} se alargan, ¿cómo hago que el contratista cumpla los plazos?"],
+         "¿Qué me aconsejaste sobre reformar {v}?", ["la cocina", "el baño", "el desván", "el sótano", "el balcón"]),
+        (["La semana que viene tengo una entrevista para un puesto de {v} y me pone nerviosa la parte técnica.", "¿Cómo respondo a las preguntas de salario para un puesto de {v}?",
+          "¿Me ayudas a preparar historias para la entrevista de {v}?"],
+         "¿Cómo me ayudaste a preparar la entrevista de {v}?", ["jefe de producto", "desarrollador backend", "diseñador UX", "jefe de ventas", "científico de datos"]),
+        (["Quiero cultivar {v} en el balcón pero no sé nada de tierra.", "Las plántulas de {v} están amarillas, ¿las riego demasiado?",
+          "¿Cuándo es el momento de cosechar {v}?"],
+         "¿Qué me contaste sobre cultivar {v}?", ["tomates", "fresas", "albahaca", "pimientos", "pepinos"]),
+    ],
+    "de": [
+        (["Ich plane im Frühling eine Reise nach {v} und kann mich nicht entscheiden, wo ich wohnen soll.", "Soll ich für die Reise nach {v} einen Bahnpass kaufen oder Einzeltickets?",
+          "Welche Viertel in {v} würdest du beim ersten Besuch meiden?"],
+         "Was haben wir über meine Reise nach {v} besprochen?", ["Kyoto", "Lissabon", "Istanbul", "Buenos Aires", "Prag"]),
+        (["Wir renovieren gerade, Raum: {v}, und der Handwerker hat viel mehr verlangt als erwartet.", "Halten Fliesen oder Vinyl besser? Es geht um den Raum {v}.",
+          "Die Renovierung (Raum: {v}) zieht sich, wie halte ich den Handwerker im Zeitplan?"],
+         "Was hast du mir zur Renovierung geraten, Raum: {v}?", ["Küche", "Bad", "Dachboden", "Keller", "Balkon"]),
+        (["Nächste Woche habe ich ein Vorstellungsgespräch als {v} und bin wegen des technischen Teils nervös.", "Wie beantworte ich Gehaltsfragen für eine Stelle als {v}?",
+          "Hilfst du mir, Beispiele für das Gespräch als {v} vorzubereiten?"],
+         "Wie hast du mir bei der Vorbereitung auf das Gespräch als {v} geholfen?", ["Produktmanager", "Backend-Entwickler", "UX-Designer", "Vertriebsleiter", "Data Scientist"]),
+        (["Ich möchte {v} auf dem Balkon anbauen, habe aber keine Ahnung von Erde.", "Meine {v}-Setzlinge werden gelb, gieße ich zu viel?",
+          "Wann ist die richtige Zeit, {v} zu ernten?"],
+         "Was hast du mir über den Anbau von {v} erzählt?", ["Tomaten", "Erdbeeren", "Basilikum", "Paprika", "Gurken"]),
+    ],
     "fr": [
         (["Je prépare un voyage à {v} au printemps et je n'arrive pas à choisir où loger.", "Pour le voyage à {v}, je prends un pass de train ou des billets au fur et à mesure ?",
           "Quels quartiers de {v} éviterais-tu pour une première visite ?"],
@@ -206,8 +209,31 @@ THEMES_FR_PT = {
           "Qual é a hora certa de colher {v}?"],
          "O que você me contou sobre plantar {v}?", ["tomates", "morangos", "manjericão", "pimentões", "pepinos"]),
     ],
+    "it": [
+        (["Sto organizzando un viaggio a {v} in primavera e non riesco a decidere dove alloggiare.", "Per il viaggio a {v} conviene un pass ferroviario o i biglietti man mano?",
+          "Quali quartieri di {v} eviteresti alla prima visita?"],
+         "Cosa abbiamo detto del mio viaggio a {v}?", ["Kyoto", "Lisbona", "Istanbul", "Buenos Aires", "Praga"]),
+        (["Stiamo ristrutturando la stanza {v} e l'impresa ha chiesto molto più del previsto.", "Reggono meglio le piastrelle o il vinile nella stanza {v}?",
+          "I lavori nella stanza {v} vanno per le lunghe, come faccio a far rispettare i tempi all'impresa?"],
+         "Che consigli mi hai dato per ristrutturare la stanza {v}?", ["cucina", "bagno", "soffitta", "cantina", "balcone"]),
+        (["La prossima settimana ho un colloquio per un posto da {v} e la parte tecnica mi agita.", "Come rispondo alle domande sullo stipendio per un posto da {v}?",
+          "Mi aiuti a preparare degli esempi per il colloquio da {v}?"],
+         "Come mi hai aiutato a preparare il colloquio da {v}?", ["product manager", "sviluppatore backend", "designer UX", "responsabile vendite", "data scientist"]),
+        (["Vorrei coltivare {v} sul balcone ma non so niente di terriccio.", "Le piantine di {v} stanno ingiallendo, le annaffio troppo?",
+          "Quando è il momento giusto per raccogliere {v}?"],
+         "Cosa mi hai detto sulla coltivazione di {v}?", ["pomodori", "fragole", "basilico", "peperoni", "cetrioli"]),
+    ],
 }
-FILLER_FR_PT = {
+
+FILLER = {
+    "es": ["La verdad, la semana se me ha pasado volando.", "El trabajo me retuvo hasta tarde casi todos los días.", "El tiempo no para de cambiar entre lluvia y sol.",
+           "El sábado por fin limpié todo el piso.", "Últimamente el móvil se me queda sin batería antes de comer.", "Vimos un documental sobre ballenas.",
+           "Solo me mantiene en pie el café.", "El tráfico de esta mañana era increíble.", "Estoy intentando dormirme antes.",
+           "Vinieron mis padres y cocinamos juntos.", "Siempre se me olvida contestar los mensajes.", "Han abierto una cafetería nueva en nuestra calle."],
+    "de": ["Ehrlich gesagt ist die Woche wie im Flug vergangen.", "Die Arbeit hat mich fast jeden Tag lange festgehalten.", "Das Wetter wechselt ständig zwischen Regen und Sonne.",
+           "Am Samstag habe ich endlich die ganze Wohnung geputzt.", "Mein Handy ist in letzter Zeit schon vor dem Mittag leer.", "Wir haben eine Doku über Wale gesehen.",
+           "Nur der Kaffee hält mich noch aufrecht.", "Der Verkehr heute Morgen war unglaublich.", "Ich versuche, früher schlafen zu gehen.",
+           "Meine Eltern waren zu Besuch und wir haben zusammen gekocht.", "Ich vergesse ständig, auf Nachrichten zu antworten.", "In unserer Straße hat ein neues Café aufgemacht."],
     "fr": ["Franchement, la semaine est passée à toute vitesse.", "Le travail m'a retenue tard presque tous les jours.", "La météo alterne sans arrêt entre pluie et soleil.",
            "Samedi j'ai enfin nettoyé tout l'appartement.", "En ce moment mon téléphone est vide avant midi.", "On a regardé un documentaire sur les baleines.",
            "Seul le café me fait tenir.", "La circulation ce matin était incroyable.", "J'essaie de me coucher plus tôt.",
@@ -216,67 +242,23 @@ FILLER_FR_PT = {
            "No sábado finalmente limpei o apartamento inteiro.", "Ultimamente o celular descarrega antes do almoço.", "Assistimos a um documentário sobre baleias.",
            "Só o café me mantém de pé.", "O trânsito hoje de manhã estava inacreditável.", "Estou tentando dormir mais cedo.",
            "Meus pais vieram e cozinhamos juntos.", "Vivo esquecendo de responder as mensagens.", "Abriu uma cafeteria nova na nossa rua."],
+    "it": ["Sinceramente la settimana è volata.", "Il lavoro mi ha trattenuta fino a tardi quasi ogni giorno.", "Il tempo continua a cambiare tra pioggia e sole.",
+                    "Sabato finalmente ho pulito tutto l'appartamento.", "Ultimamente il telefono si scarica prima di pranzo.", "Abbiamo visto un documentario sulle balene.",
+                    "Solo il caffè mi tiene in piedi.", "Il traffico stamattina era incredibile.", "Sto cercando di andare a dormire prima.",
+                    "Sono venuti i miei genitori e abbiamo cucinato insieme.", "Mi dimentico sempre di rispondere ai messaggi.", "Hanno aperto un bar nuovo nella nostra via."],
 }
-REPLIES_FR_PT = {
+REPLIES = {
+    "es": ["Suena a mucho, ve paso a paso.", "Buena pregunta; depende de tu presupuesto y del tiempo que tengas.",
+           "Esto es lo primero que miraría: el coste, los plazos y lo que más te importa.", "Mucha gente en tu situación empieza poco a poco y luego ajusta."],
+    "de": ["Das klingt nach viel, geh es Schritt für Schritt an.", "Gute Frage; das hängt von deinem Budget und deiner Zeit ab.",
+           "Das würde ich zuerst bedenken: Kosten, Zeitplan und was dir am wichtigsten ist.", "Viele in deiner Lage fangen klein an und passen später an."],
     "fr": ["Ça fait beaucoup, vas-y étape par étape.", "Bonne question ; ça dépend de ton budget et du temps que tu as.",
            "Voici ce que je regarderais d'abord : le coût, les délais et ce qui compte le plus pour toi.", "Beaucoup de gens dans ta situation commencent petit et ajustent ensuite."],
     "pt": ["Parece muita coisa, vá passo a passo.", "Boa pergunta; depende do seu orçamento e do tempo que você tem.",
            "Eis o que eu consideraria primeiro: o custo, os prazos e o que mais importa para você.", "Muita gente na sua situação começa pequeno e ajusta depois."],
+    "it": ["Sembra tanto, procedi un passo alla volta.", "Bella domanda; dipende dal tuo budget e dal tempo che hai.",
+                     "Ecco cosa valuterei per primo: il costo, i tempi e cosa conta di più per te.", "Molte persone nella tua situazione iniziano in piccolo e poi aggiustano."],
 }
-
-FACTS.update(FACTS_FR_PT)
-THEMES.update(THEMES_FR_PT)
-FILLER.update(FILLER_FR_PT)
-REPLIES.update(REPLIES_FR_PT)
-
-# Italian
-NAMES["it"] = ["Giulia", "Marco", "Chiara", "Luca", "Francesca", "Matteo", "Sara", "Davide"]
-MONTHS["it"] = ["gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto", "settembre", "ottobre", "novembre", "dicembre"]
-QUESTION_TEMPORAL["it"] = "{q} (a {m} {y})"
-SELF["it"] = "io"
-FACTS["it"] = [
-    (["Finalmente abbiamo portato a casa dal canile un cucciolo di {v}!", "Indovina: adesso sul mio divano dorme un cucciolo di {v}, l'abbiamo adottato."],
-     "Che razza di cane ha adottato {s}?", ["beagle", "corgi", "husky", "barboncino", "bassotto"],
-     ["Il cane del vicino ha abbaiato di nuovo tutta la notte.", "I cani al parco sono sempre così felici."], "Che razza di cane ho adottato?"),
-    (["Faccio lezione di {v} ogni martedì sera.", "Ho cominciato a studiare {v} con un'insegnante, due volte a settimana."],
-     "Che strumento studia {s}?", ["pianoforte", "violino", "chitarra", "violoncello", "batteria"],
-     ["Oggi c'era un musicista di strada vicino alla stazione.", "Stanno ristrutturando la sala concerti in centro."], "Che strumento studio?"),
-    (["In autunno ci trasferiamo a {v}, il nuovo lavoro è lì.", "Il trasloco è deciso: {v} da ottobre."],
-     "In che città si trasferisce {s}?", ["Lisbona", "Toronto", "Melbourne", "Vienna", "Osaka"],
-     ["Gli scatoloni sono la parte peggiore di ogni trasloco.", "Mio cugino l'anno scorso ha cambiato città due volte."], "In che città mi trasferisco?"),
-    (["Mia sorella ha appena avuto una bambina, l'hanno chiamata {v}.", "La piccola {v} è nata domenica, adesso sono zia!"],
-     "Come si chiama la nipote di {s}?", ["Mila", "Sofia", "Ava", "Nora", "Lily"],
-     ["I bambini ti cambiano completamente il sonno.", "Mia sorella ha sempre voluto una famiglia numerosa."], "Come si chiama mia nipote?"),
-    (["Lo scorso weekend ho corso la mia prima {v}, mi fanno ancora male le gambe.", "Ho tagliato il traguardo della {v} sotto il mio tempo obiettivo!"],
-     "Che gara ha completato {s}?", ["mezza maratona", "maratona", "10 km", "gara di trail", "ultramaratona"],
-     ["Correre con questo caldo è impossibile.", "Ho comprato scarpe nuove ma cigolano."], "Che gara ho completato?"),
-    (["Per esperimento seguo da un mese una dieta {v}.", "Niente carne né latticini: adesso seguo una dieta {v}."],
-     "Che alimentazione segue {s}?", ["vegana", "chetogenica", "paleo", "vegetariana", "mediterranea"],
-     ["Il nuovo forno ha un pane incredibile.", "Questa settimana ho cucinato la pasta tre volte."], "Che alimentazione seguo?"),
-    (["Ho trovato un nuovo lavoro come {v} in una startup.", "Ieri ho firmato l'offerta, lavorerò come {v}."],
-     "Che posto ha accettato {s}?", ["analista di dati", "infermiera", "architetta", "insegnante", "cuoca"],
-     ["Il lunedì al lavoro è sempre il caos.", "Il mio capo ha finalmente approvato le ferie."], "Che posto ho accettato?"),
-    (["Abbiamo passato le feste a fare trekking in {v}, i panorami erano irreali.", "Sono appena tornata da una settimana di escursioni in {v}."],
-     "Dove ha fatto trekking {s}?", ["Patagonia", "Islanda", "Scozia", "Norvegia", "Sardegna"],
-     ["Le mie scarpe da montagna si sono distrutte dopo quel sentiero.", "In montagna mi sento minuscola."], "Dove ho fatto trekking?"),
-]
-THEMES["it"] = [
-    (["Sto organizzando un viaggio a {v} in primavera e non riesco a decidere dove alloggiare.", "Per il viaggio a {v} conviene un pass ferroviario o i biglietti man mano?",
-      "Quali quartieri di {v} eviteresti alla prima visita?"],
-     "Cosa abbiamo detto del mio viaggio a {v}?", ["Kyoto", "Lisbona", "Istanbul", "Buenos Aires", "Praga"]),
-    (["Stiamo ristrutturando la stanza {v} e l'impresa ha chiesto molto più del previsto.", "Reggono meglio le piastrelle o il vinile nella stanza {v}?",
-      "I lavori nella stanza {v} vanno per le lunghe, come faccio a far rispettare i tempi all'impresa?"],
-     "Che consigli mi hai dato per ristrutturare la stanza {v}?", ["cucina", "bagno", "soffitta", "cantina", "balcone"]),
-    (["La prossima settimana ho un colloquio per un posto da {v} e la parte tecnica mi agita.", "Come rispondo alle domande sullo stipendio per un posto da {v}?",
-      "Mi aiuti a preparare degli esempi per il colloquio da {v}?"],
-     "Come mi hai aiutato a preparare il colloquio da {v}?", ["product manager", "sviluppatore backend", "designer UX", "responsabile vendite", "data scientist"]),
-    (["Vorrei coltivare {v} sul balcone ma non so niente di terriccio.", "Le piantine di {v} stanno ingiallendo, le annaffio troppo?",
-      "Quando è il momento giusto per raccogliere {v}?"],
-     "Cosa mi hai detto sulla coltivazione di {v}?", ["pomodori", "fragole", "basilico", "peperoni", "cetrioli"]),
-]
-FILLER["it"] = ["Sinceramente la settimana è volata.", "Il lavoro mi ha trattenuta fino a tardi quasi ogni giorno.", "Il tempo continua a cambiare tra pioggia e sole.",
-                "Sabato finalmente ho pulito tutto l'appartamento.", "Ultimamente il telefono si scarica prima di pranzo.", "Abbiamo visto un documentario sulle balene.",
-                "Solo il caffè mi tiene in piedi.", "Il traffico stamattina era incredibile.", "Sto cercando di andare a dormire prima.",
-                "Sono venuti i miei genitori e abbiamo cucinato insieme.", "Mi dimentico sempre di rispondere ai messaggi.", "Hanno aperto un bar nuovo nella nostra via."]
-REPLIES["it"] = ["Sembra tanto, procedi un passo alla volta.", "Bella domanda; dipende dal tuo budget e dal tempo che hai.",
-                 "Ecco cosa valuterei per primo: il costo, i tempi e cosa conta di più per te.", "Molte persone nella tua situazione iniziano in piccolo e poi aggiustano."]
+QUESTION_TEMPORAL = {"es": "{q} (en {m} de {y})", "de": "{q} (im {m} {y})", "fr": "{q} (en {m} {y})", "pt": "{q} (em {m} de {y})",
+                     "it": "{q} (a {m} {y})"}
+SELF = {"es": "yo", "de": "ich", "fr": "je", "pt": "eu", "it": "io"}
