@@ -18,7 +18,10 @@ For the topic tier it counts ``unthreaded`` messages (stored, neither threaded n
 whose ``message_count`` differs from their membership rows; ``outbox`` counts the delete (and edit)
 intents not yet finished (``index.intents``; the report's key keeps its first name). Every repair is idempotent: run it twice, the second run finds nothing.
 ``upgrade`` says what an index created by an older release lacks and how to add it (None when nothing:
-today a message collection from before the ``mean`` vector, schema 3); it is not drift.
+today a message collection from before the ``mean`` vector, schema 3); it is not drift. Nor is ``bm25``:
+the collections whose sparse vectors were written with other BM25 terms or settings than this engine's
+(``bm25_markers``: an analyzer change of a newer release, or a changed ``retrieval.k1``...), with what
+differs. Queries still match those vectors by the terms they hold; a re-index rewrites them.
 
 Each kind brings its own part (``kinds.Kind``, in its tier's folder: ``message_health``,
 ``topics/health``, ``items/health``, ``agents/health``, ``documents/health``; registered in
@@ -40,9 +43,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ._lazy import qdrant_models as models
 from .index import Scope
 from .index.intents import INTENTS, drop_intent
 from .kinds import Suspect
+from .retrieval.bm25 import marker, marker_change
 from .stores.base import iter_docs
 
 if TYPE_CHECKING:
@@ -53,6 +58,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 PAGE = 1000
+BM25_DOCS = "index_bm25"  # per tenant, {collection: {"bm25": marker}}: the collections a re-index of the tenant rewrote
 
 
 @dataclass(frozen=True)
@@ -112,8 +118,66 @@ def reindex(tn: Tenant) -> int:
         if tn.records.count_docs(tn.tenant_id, INTENTS):
             drain_intents(tn)
     n = sum(kind.reindex(tn.tenant_id) for kind in core.kinds)
-    check(tn, repair=True)  # orphans of items, summaries and agents; topic counters
+    current = {"bm25": marker(core.settings.retrieval)}  # every point of this tenant is written with it now
+    tn.records.put_docs(tn.tenant_id, BM25_DOCS, {name: current for name in _collections(core)})
+    check(tn, repair=True)  # orphans of items, summaries and agents; topic counters; the BM25 markers
     return n
+
+
+def _collections(core: Kernel) -> list[str]:
+    """The derived collections of every tenant that exist in the vector index."""
+    index = core.index
+    names = derived_collections(core.kinds, core.records, core.settings)
+    return sorted(name for name in names if index is not None and index.has_collection(name))
+
+
+def bm25_markers(core: Kernel) -> dict[str, str]:
+    """{collection: what differs} of the collections whose sparse vectors were written with other BM25 terms
+    or settings than ``retrieval.bm25.marker`` of this engine. A collection whose every point is known to be
+    current is recorded as current instead: it holds none, or only points of tenants re-indexed since (each
+    re-index leaves a ``BM25_DOCS`` record per collection; their counts must add up to the collection's)."""
+    index = core.index
+    if index is None:
+        return {}
+    current = marker(core.settings.retrieval)
+    stale: dict[str, str] = {}
+    for name in _collections(core):
+        change = marker_change(index.info(name)["schema"].get("bm25"), current)
+        if change is None:
+            continue
+        total = index.count(name)
+        if total and _rewritten(core, name, current) < total:
+            stale[name] = change
+            continue
+        index.set_bm25(name, current)
+        logger.info("recorded the BM25 marker of collection %s (%d points, all written with it)", name, total)
+    return stale
+
+
+def _rewritten(core: Kernel, name: str, current: dict[str, Any]) -> int:
+    """How many points of collection ``name`` belong to tenants re-indexed with the ``current`` marker."""
+    n = 0
+    for tenant in core.records.tenants():
+        doc = core.records.get_docs(tenant, BM25_DOCS, [name])[0]
+        if doc is not None and doc.get("bm25") == current:
+            n += core.index.count(name, filter=_tenant_filter(tenant))  # type: ignore[union-attr]
+    return n
+
+
+def warn_bm25(core: Kernel) -> dict[str, str]:
+    """``bm25_markers`` at open: one warning per collection written with other BM25 terms or settings, with the fix."""
+    stale = bm25_markers(core)
+    for name, change in stale.items():
+        logger.warning(
+            "collection %r: %s. Searches still match those vectors by the terms they hold; re-index to rewrite them: "
+            "`layered-memory reindex` (mem.reindex()) for one tenant, `layered-memory reindex --recreate` for all",
+            name, change,
+        )
+    return stale
+
+
+def _tenant_filter(tenant: str) -> Any:
+    return models.Filter(must=[models.FieldCondition(key="tenant", match=models.MatchValue(value=tenant))])
 
 
 # -- the whole check --------------------------------------------------------------------------------------
@@ -131,6 +195,7 @@ def check(tn: Tenant, *, repair: bool = False) -> dict[str, Any]:
     if repair and report["pending"] and tn.core.deferred:
         tn.core.background.notify(tn.tenant_id)  # type: ignore[union-attr]  # the writer indexes them (e.g. left by a crash)
     report["upgrade"] = tn.core.searcher.coll.upgrade()  # not drift: what an older release's index lacks
+    report["bm25"] = bm25_markers(tn.core)  # not drift either: sparse vectors of other BM25 terms or settings
     drift = bool(intents) or any(k.drifted(report[k.name]) for k in kinds)
     report["ok"] = not drift
     if repair and drift:

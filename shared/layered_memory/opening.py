@@ -80,7 +80,7 @@ def settings_stores(settings: LayeredMemorySettings) -> tuple[RecordStore, Vecto
 def check_tenants(core: Kernel, *, recreate_index: bool, repair_index: bool) -> None:
     """At open, every tenant: re-indexed from the records (``recreate_index``), or checked (``doctor.open_check``:
     drain deletes, index pending, repair drift; ``repair_index=False`` only warns)."""
-    from .doctor import Tenant, open_check, reindex
+    from .doctor import Tenant, open_check, reindex, warn_bm25
 
     for tenant in sorted({*core.records.tenants(), core.settings.tenant}):
         learned = core.chats.backfill(tenant)  # once per tenant: memberships of messages stored before chats were tracked
@@ -90,6 +90,8 @@ def check_tenants(core: Kernel, *, recreate_index: bool, repair_index: bool) -> 
             logger.info("indexed %d records of tenant %s", reindex(Tenant(core, tenant)), tenant)
         else:
             open_check(Tenant(core, tenant), repair=repair_index)
+    if core.index is not None:
+        warn_bm25(core)
 
 
 __all__ = ["check_tenants", "embedded_stores", "server_stores", "settings_stores"]

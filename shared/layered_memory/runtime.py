@@ -34,7 +34,7 @@ from .models import Message
 from .providers.base import ChatModel, Embedder
 from .providers.tokens import get_token_counter
 from .retrieval.analyzer import Analyzer
-from .retrieval.bm25 import BM25Encoder
+from .retrieval.bm25 import BM25Encoder, marker
 from .chats import ChatRegistry
 from .sessions import SessionRegistry
 from .stores.base import RecordStore, VectorIndex
@@ -194,7 +194,7 @@ def build_runtime(
             if index.has_collection(name):
                 index.drop_collection(name)
     indexer = Indexer(records, index, emb, analyzer, encoder, collection, r.index_context, r.session_gap_hours * 3600.0,
-                      message_encoder=BM25Encoder(k1=r.message_k1, b=r.message_b, avgdl=r.message_avgdl))
+                      message_encoder=BM25Encoder(k1=r.message_k1, b=r.message_b, avgdl=r.message_avgdl), bm25=marker(r))
     searcher = SearchService(records, index, emb, analyzer, encoder, collection, r)
     core = Runtime(
         settings=settings, records=records, index=index, embedder=emb, chat_model=_resolve_chat_model(chat_model),

@@ -60,6 +60,21 @@ def test_redis_and_qdrant_client_path(redis_mem):
     assert other.search("payments pod crash").hits == []
 
 
+def test_the_bm25_marker_on_server_stores(redis_mem):
+    """Vectors of an older marker are reported until every tenant holding points in the collection is re-indexed
+    (the re-indexed tenants are noted in each record store)."""
+    for tenant in ("default", "other"):
+        redis_mem.tenant(tenant).add_messages([msg(i, t) for i, t in enumerate(TEXTS, 1)])
+    assert redis_mem.flush(60) and redis_mem.doctor()["bm25"] == {}
+    redis_mem.index.set_bm25("lm_messages", {"terms": 0})
+    assert "terms 0 -> 1" in redis_mem.doctor()["bm25"]["lm_messages"]
+    redis_mem.reindex()
+    assert list(redis_mem.doctor()["bm25"]) == ["lm_messages"]  # the other tenant's points are still old
+    redis_mem.tenant("other").reindex()
+    assert redis_mem.doctor()["bm25"] == {} and redis_mem.index.info("lm_messages")["schema"]["bm25"]["terms"] == 1
+    assert redis_mem.search("payments pod crash", k=1).hits[0].id == "m3"
+
+
 def test_redis_only_core_mode_searches_with_bm25(redis_url, redis_prefix):
     mem = LayeredMemory.from_urls(redis_url=redis_url, embedder="none", settings=settings().model_copy(
         update={"redis": settings().redis.model_copy(update={"prefix": redis_prefix})}))

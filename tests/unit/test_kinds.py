@@ -53,7 +53,7 @@ def test_a_registered_kind_is_checked_drained_and_reindexed(tmp_path: Path, with
         found = mem.doctor()
         assert found["notes"] == {"records": 2, "points": 1, "missing": 1, "orphans": 0, "pending": 5}
         assert found["ok"] is False and found["pending"] == 0  # its missing point is drift; its pending is no index lag
-        assert list(found)[-5:] == ["topics", "notes", "pending", "upgrade", "ok"]  # in the registry's order
+        assert list(found)[-6:] == ["topics", "notes", "pending", "upgrade", "bm25", "ok"]  # in the registry's order
         assert CALLS == [("check", "default", False)]
 
         put_intent(mem.records, "default", "note", note="n1")

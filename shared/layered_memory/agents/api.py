@@ -67,7 +67,7 @@ class AgentRuntime:
         return cls(AgentStore(
             core.records, core.index, core.embedder, core.analyzer, core.indexer.encoder,
             collection_prefix=core.settings.qdrant.collection_prefix, lock=core.write_lock, background=core.background,
-            deferred=core.deferred,
+            deferred=core.deferred, bm25=core.indexer.bm25,
         ))
 
 

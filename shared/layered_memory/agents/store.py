@@ -129,6 +129,7 @@ class AgentStore:
         lock: threading.RLock,
         background: BackgroundIndexer | None = None,
         deferred: bool = False,
+        bm25: Mapping[str, Any] | None = None,
     ) -> None:
         self.records = records
         self.index = index
@@ -136,6 +137,7 @@ class AgentStore:
         self.analyzer = analyzer
         self.encoder = encoder
         self.prefix = collection_prefix
+        self.bm25 = bm25  # recorded on each agent collection it creates (``retrieval.bm25.marker``)
         self.lock = lock
         # The index writer keeps the agents' HNSW indexes up (its thread builds them); only its HNSW calls are kept.
         self._watch = background.watch if background is not None else None
@@ -199,7 +201,7 @@ class AgentStore:
             return
         dim = self.embedder.dim if self.embedder is not None else None
         name = self.embedder.name if self.embedder is not None else None
-        self.index.ensure_collection(info.collection, dense_dim=dim, embedder=name)  # type: ignore[call-arg]
+        self.index.ensure_collection(info.collection, dense_dim=dim, embedder=name, bm25=self.bm25)  # type: ignore[call-arg]
         self.ensured.add(info.collection)
         if self._watch is not None:
             self._watch(info.collection)

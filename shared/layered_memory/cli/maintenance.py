@@ -119,6 +119,8 @@ def doctor(ctx: click.Context, repair: bool, as_json: bool) -> None:
             click.echo(f"  {kind}: " + ", ".join(f"{k} {v}" for k, v in report[kind].items()))
         if report.get("upgrade"):
             click.echo(f"upgrade: {report['upgrade']}")
+        for name, change in report.get("bm25", {}).items():
+            click.echo(f"bm25: collection {name}: {change} (run: layered-memory reindex)")
         state = ("ok: the vector index and the topic tier agree with the record store" if report["ok"]
                  else "DRIFT: the vector index or the topic tier differs from the record store (run: layered-memory doctor --repair)")
         click.echo(("repaired; " if report.get("repaired") else "") + state)

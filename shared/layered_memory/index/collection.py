@@ -25,7 +25,7 @@ from ..config import RetrievalSettings
 from ..errors import CapabilityError
 from ..providers.base import Embedder
 from ..retrieval.analyzer import Analyzer
-from ..retrieval.bm25 import BM25Encoder, BM25Scorer
+from ..retrieval.bm25 import BM25Encoder, BM25Scorer, marker
 from ..retrieval.preamble import dense_query
 from ..retrieval.rerank import SIGNAL_KEYS, SecondStage, has_signals, join_ranked, reads_bm25_text, verbatim
 from ..stores.base import IndexHit, IndexQuery, SparseVector, VectorIndex, VectorPoint
@@ -89,7 +89,8 @@ class IndexedCollection:
         if self.index is None or self._ensured:
             return
         emb = self.embedder
-        self.index.ensure_collection(self.name, dense_dim=emb.dim if emb else None, embedder=emb.name if emb else None)
+        self.index.ensure_collection(self.name, dense_dim=emb.dim if emb else None, embedder=emb.name if emb else None,
+                                     bm25=marker(self.settings))
         self._ensured = True
 
     def has_mean(self) -> bool:

@@ -9,7 +9,7 @@ on the next start or by ``reindex``. Deletes go the other way round: see ``index
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._lazy import qdrant_models as models
@@ -54,6 +54,7 @@ class Indexer:
         context_gap: float = CONTEXT_GAP,
         *,
         message_encoder: BM25Encoder | None = None,
+        bm25: Mapping[str, Any] | None = None,
     ) -> None:
         if context not in INDEX_CONTEXTS:
             raise ConfigurationError(f"index_context={context!r} must be one of {', '.join(INDEX_CONTEXTS)}")
@@ -66,13 +67,15 @@ class Indexer:
         self.encoder = encoder  # the other kinds' BM25 (documents, items, agents, summaries)
         self.message_encoder = message_encoder or encoder  # the messages' (``retrieval.message_k1`` / ``_b`` / ``_avgdl``)
         self.collection = collection
+        self.bm25 = bm25  # what the engine writes sparse vectors with (``retrieval.bm25.marker``), recorded on creation
         self._upgraded: set[str] = set()  # tenants checked for the schema v2 point upgrade
         # The previous turn each BM25-only point was written with (see index_sparse): refs, never texts.
         self.previous_refs: dict[tuple[str, MessageRef], MessageRef | None] = {}
         # Messages made pending again by an edit in this process (see bump): (tenant, ref) -> generation.
         self.generations: dict[tuple[str, MessageRef], int] = {}
         if index is not None:
-            index.ensure_collection(collection, dense_dim=embedder.dim if embedder else None, embedder=embedder.name if embedder else None)
+            index.ensure_collection(collection, dense_dim=embedder.dim if embedder else None, embedder=embedder.name if embedder else None,
+                                    bm25=bm25)
 
     def own_text(self, msg: Message) -> str:
         """What the ``dense`` vector embeds: "Speaker: text" (``index_context="text"``: the text alone).

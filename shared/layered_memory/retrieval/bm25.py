@@ -24,20 +24,50 @@ from __future__ import annotations
 import logging
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..vectors import SparseVector
 from .analyzer import with_prefixes
 
+if TYPE_CHECKING:
+    from ..config import RetrievalSettings
+
 logger = logging.getLogger(__name__)
 
-__all__ = ["BM25Encoder", "BM25Scorer", "term_id", "idf", "DEFAULT_K1", "DEFAULT_B", "DEFAULT_AVGDL"]
+__all__ = [
+    "BM25Encoder", "BM25Scorer", "term_id", "idf", "DEFAULT_K1", "DEFAULT_B", "DEFAULT_AVGDL", "TERMS_VERSION", "marker",
+    "marker_change",
+]
 
 DEFAULT_K1 = 1.2
 DEFAULT_B = 0.75
 DEFAULT_AVGDL = 20.0  # a chat message is ~10-30 terms; only used until real lengths are observed
+
+
+# What a document's sparse vector holds, as a number: bumped with every change to the analyzer's terms or their
+# encoding, so a collection records what its vectors were written with (``marker``) and the doctor can tell
+# vectors written before a change (docs/search.md lists the versions). 1: Snowball stems, CJK bigrams, the
+# Russian six-letter prefixes, the stopwords and stems of Spanish, German, French, Portuguese and Italian.
+TERMS_VERSION = 1
+_MARKED = ("k1", "b", "avgdl", "message_k1", "message_b", "message_avgdl")
+
+
+def marker(settings: RetrievalSettings) -> dict[str, Any]:
+    """What the engine writes sparse vectors with: the terms' version and both encoders' parameters (the
+    messages' and the other kinds'), recorded on each collection it creates or wholly re-indexes."""
+    return {"terms": TERMS_VERSION, **{key: getattr(settings, key) for key in _MARKED}}
+
+
+def marker_change(stored: Mapping[str, Any] | None, current: Mapping[str, Any]) -> str | None:
+    """How a collection's recorded marker differs from ``current``, in words (None: it does not)."""
+    if stored is None:
+        return "its sparse vectors were written by a release that recorded nothing about them (before " \
+               "the Russian prefixes and the Latin-language stems, or with other BM25 settings)"
+    changed = [f"{key} {stored.get(key)!r} -> {value!r}" for key, value in current.items() if stored.get(key) != value]
+    return f"its sparse vectors were written with other BM25 terms or settings ({', '.join(changed)})" if changed else None
 
 
 def term_id(term: str) -> int:

@@ -240,9 +240,15 @@ class VectorIndex(Protocol):
     backend: str  # "qdrant-edge" | "qdrant"
     capabilities: frozenset[str]
 
-    def ensure_collection(self, name: str, *, dense_dim: int | None, embedder: str | None = None) -> None:
-        """Create the collection with the payload indexes if missing. Raises SchemaMismatch when an
-        existing collection has another dense size or was filled by another embedder."""
+    def ensure_collection(
+        self, name: str, *, dense_dim: int | None, embedder: str | None = None, bm25: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Create the collection with the payload indexes if missing, recording ``bm25`` (what its sparse vectors
+        are written with; ``info()["schema"]["bm25"]``). Raises SchemaMismatch when an existing collection has
+        another dense size or was filled by another embedder."""
+
+    def set_bm25(self, name: str, bm25: Mapping[str, Any]) -> None:
+        """Record ``bm25`` on an existing collection (every point's sparse vector was just rewritten with it)."""
 
     def has_collection(self, name: str) -> bool: ...
 

@@ -55,10 +55,11 @@ class CollectionSchema:
     context: bool = False  # the collection has the ``context`` vector (read from its config, not the marker)
     mean: bool = False  # the collection has the ``mean`` vector (read from its config, not the marker)
     sentences: bool = False  # the collection has the ``sentences`` multivector (read from its config, not the marker)
+    bm25: Mapping[str, Any] | None = None  # what every point's sparse vector was written with (None: not known, an older release)
 
     def to_json(self) -> dict[str, Any]:
         return {"dense_dim": self.dense_dim, "embedder": self.embedder, "version": self.version, "context": self.context,
-                "mean": self.mean, "sentences": self.sentences}
+                "mean": self.mean, "sentences": self.sentences, "bm25": dict(self.bm25) if self.bm25 is not None else None}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CollectionSchema:
@@ -70,6 +71,7 @@ class CollectionSchema:
             context=bool(data.get("context", False)),
             mean=bool(data.get("mean", False)),
             sentences=bool(data.get("sentences", False)),
+            bm25=dict(data["bm25"]) if isinstance(data.get("bm25"), Mapping) else None,
         )
 
 

@@ -166,8 +166,11 @@ class QdrantEdgeVectorIndex:
     def has_collection(self, name: str) -> bool:
         return name in self._open or (self._path(name) / "edge_config.json").exists()
 
-    def ensure_collection(self, name: str, *, dense_dim: int | None, embedder: str | None = None) -> None:
+    def ensure_collection(
+        self, name: str, *, dense_dim: int | None, embedder: str | None = None, bm25: Mapping[str, Any] | None = None,
+    ) -> None:
         """Create ``root_dir/<name>`` with the schema and payload indexes, or open it and check its schema.
+        ``bm25`` is recorded at creation only (``set_bm25`` records it later).
 
         Raises:
             SchemaMismatch: the existing collection has another dense size (or embedder, when both are named).
@@ -185,7 +188,7 @@ class QdrantEdgeVectorIndex:
                 return
             path = self._path(name)
             dense = dense_dim is not None
-            schema = qc.CollectionSchema(dense_dim=dense_dim, embedder=embedder, context=dense, mean=dense, sentences=dense)
+            schema = qc.CollectionSchema(dense_dim=dense_dim, embedder=embedder, context=dense, mean=dense, sentences=dense, bm25=bm25)
             config = qe.EdgeConfig(
                 vectors={v: _vector_params(v, dense_dim) for v in qc.DENSE_VECTORS} if dense_dim is not None else None,
                 sparse_vectors={qc.SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
@@ -243,6 +246,13 @@ class QdrantEdgeVectorIndex:
         logger.info("created %d payload indexes on %s (%d points) in %.2fs",
                     len(missing), col.path.name, col.points_seen, time.perf_counter() - t0)
 
+    def set_bm25(self, name: str, bm25: Mapping[str, Any]) -> None:
+        """Record what every point's sparse vector is now written with (after a re-index of all of them)."""
+        with self._lock:
+            col = self._collection(name)
+            col.schema = dataclasses.replace(col.schema, bm25=dict(bm25))
+            self._write_marker(col.path, col.schema)
+
     @staticmethod
     def _write_marker(path: Path, schema: qc.CollectionSchema) -> None:
         tmp = path / (MARKER_FILE + ".tmp")
@@ -259,7 +269,8 @@ class QdrantEdgeVectorIndex:
         dim = int(dense["size"]) if dense else None
         marker = path / MARKER_FILE
         stored = qc.CollectionSchema.from_json(json.loads(marker.read_text())) if marker.exists() else qc.CollectionSchema(dim, version=1)
-        return qc.CollectionSchema(dim, stored.embedder, stored.version, qc.CONTEXT in vectors, qc.MEAN in vectors, qc.SENTENCES in vectors)
+        return qc.CollectionSchema(dim, stored.embedder, stored.version, qc.CONTEXT in vectors, qc.MEAN in vectors, qc.SENTENCES in vectors,
+                                   stored.bm25)
 
     def drop_collection(self, name: str) -> None:
         with self._lock:

@@ -118,8 +118,11 @@ class QdrantVectorIndex:
         with self._errors("has_collection", name):
             return bool(self.client.collection_exists(name))
 
-    def ensure_collection(self, name: str, *, dense_dim: int | None, embedder: str | None = None) -> None:
+    def ensure_collection(
+        self, name: str, *, dense_dim: int | None, embedder: str | None = None, bm25: Mapping[str, Any] | None = None,
+    ) -> None:
         """Create the collection with its payload indexes, or check an existing one's dense size and embedder.
+        ``bm25`` is recorded at creation only (``set_bm25`` records it later).
 
         Raises:
             SchemaMismatch: the existing collection has another dense size (or embedder, when both are named).
@@ -139,7 +142,7 @@ class QdrantVectorIndex:
             return
         vectors = {v: _vector_params(v, dense_dim) for v in qc.DENSE_VECTORS} if dense_dim is not None else {}
         dense = dense_dim is not None
-        wanted = qc.CollectionSchema(dense_dim=dense_dim, embedder=embedder, context=dense, mean=dense, sentences=dense)
+        wanted = qc.CollectionSchema(dense_dim=dense_dim, embedder=embedder, context=dense, mean=dense, sentences=dense, bm25=bm25)
         with self._errors("ensure_collection", name):
             self.client.create_collection(
                 name,
@@ -150,6 +153,13 @@ class QdrantVectorIndex:
         self._ensure_indexes(name)
         self._schemas[name] = wanted
         logger.debug("created collection %s on %s (dense_dim=%s)", name, self.location, dense_dim)
+
+    def set_bm25(self, name: str, bm25: Mapping[str, Any]) -> None:
+        """Record what every point's sparse vector is now written with (after a re-index of all of them)."""
+        schema = dataclasses.replace(self._schema(name), bm25=dict(bm25))
+        with self._errors("set_bm25", name):
+            self.client.update_collection(name, metadata={qc.MARKER_KEY: schema.to_json()})
+        self._schemas[name] = schema
 
     def _read_schema(self, name: str) -> qc.CollectionSchema:
         with self._errors("get_collection", name):
@@ -165,7 +175,7 @@ class QdrantVectorIndex:
             schema = qc.CollectionSchema.from_json(meta)
             # The collection's own config is the truth for the vectors; the marker adds the embedder.
             return qc.CollectionSchema(dense_dim=actual_dim, embedder=schema.embedder, version=schema.version, context=context, mean=mean,
-                                       sentences=sentences)
+                                       sentences=sentences, bm25=schema.bm25)
         return qc.CollectionSchema(dense_dim=actual_dim, version=1, context=context, mean=mean, sentences=sentences)
 
     def _schema(self, name: str) -> qc.CollectionSchema:

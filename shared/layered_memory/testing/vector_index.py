@@ -388,6 +388,23 @@ class VectorIndexConformance:
         index.close()
 
 
+    def test_the_bm25_marker_is_recorded_at_creation_and_by_set_bm25_only(self, new_index):
+        """``bm25`` says what the sparse vectors were written with: kept as given, never replaced by opening the
+        collection again (that would vouch for points written before), replaced by ``set_bm25``."""
+        index = new_index()
+        first, second = {"terms": 1, "k1": 1.2, "avgdl": 32.0}, {"terms": 2, "k1": 0.9, "avgdl": 64.0}
+        index.ensure_collection("mk", dense_dim=DIM, bm25=first)
+        index.upsert("mk", DATA.points[:5])
+        assert index.info("mk")["schema"]["bm25"] == first
+        index.ensure_collection("mk", dense_dim=DIM, embedder="model-a", bm25=second)  # records the embedder only
+        assert index.info("mk")["schema"]["bm25"] == first and index.info("mk")["schema"]["embedder"] == "model-a"
+        index.set_bm25("mk", second)
+        assert index.info("mk")["schema"]["bm25"] == second and index.info("mk")["schema"]["embedder"] == "model-a"
+        assert index.count("mk") == 5
+        index.ensure_collection("none", dense_dim=None)
+        assert index.info("none")["schema"]["bm25"] is None  # not known: the caller said nothing
+        index.close()
+
     def test_sparse_only_collection(self, new_index):
         index = new_index()
         index.ensure_collection("lex", dense_dim=None)

@@ -79,6 +79,16 @@ def test_edge_filter_top_level_equals_per_prefetch(both):
         assert_same_hits(top, inner)
 
 
+def test_client_bm25_marker_is_read_back_by_another_handle():
+    """The server path keeps the marker in the collection's metadata: a second handle on the same server reads it."""
+    index = QdrantVectorIndex.in_memory()
+    index.ensure_collection(COL, dense_dim=DIM, embedder="e", bm25={"terms": 1})
+    index.set_bm25(COL, {"terms": 2, "k1": 0.9})
+    other = QdrantVectorIndex(index.client, location=":memory:")
+    assert other.info(COL)["schema"]["bm25"] == {"terms": 2, "k1": 0.9} and other.info(COL)["schema"]["embedder"] == "e"
+    index.close()
+
+
 # -- Edge only: persistence and the one-opener rule ------------------------------------------------------------
 
 
@@ -91,9 +101,11 @@ def test_edge_reopen_keeps_data_and_indexes(tmp_path):
     q, s = query_vectors(2)
     hits = index.query(COL, dense=q.tolist(), sparse=s, filter=FILTERS["combined"][0], limit=5)
     assert index.size_bytes(COL) > 0
+    index.set_bm25(COL, {"terms": 1, "k1": 0.9})
     index.close()
 
     again = QdrantEdgeVectorIndex(root)
+    assert again.info(COL)["schema"]["bm25"] == {"terms": 1, "k1": 0.9}
     info = again.info(COL)
     assert info["points"] == N and info["payload_indexes"] == before["payload_indexes"]
     assert info["payload_indexes"]["tenant"] == "keyword" and info["payload_indexes"]["timestamp"] == "datetime"

@@ -16,6 +16,7 @@ from qdrant_client import models
 from layered_memory.agents.models import AgentScope
 from layered_memory.errors import InvalidInputError, NotFoundError, SchemaMismatch
 from layered_memory.providers.openai_compat import OpenAICompatibleEmbedder
+from layered_memory.retrieval.bm25 import marker
 from test_agents_support import CODER_LOG, build_mem, days_ago, edge_mem, embedder, fill, mem  # noqa: F401
 
 # -- Requirement: Инициализация Qdrant collection для агента ------------------------------------------
@@ -41,7 +42,7 @@ def test_collection_vector_size_1536_for_text_embedding_3_small(tmp_path):
         info = m.index.info(agent.collection)
         assert agent.collection == "user123_coder_context"
         assert info["schema"] == {"dense_dim": 1536, "embedder": "text-embedding-3-small", "version": 4, "context": True, "mean": True,
-                                  "sentences": True}
+                                  "sentences": True, "bm25": marker(m.settings.retrieval)}
         assert emb.stats.requests == 0
     finally:
         m.close()
