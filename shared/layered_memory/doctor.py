@@ -131,11 +131,12 @@ def _collections(core: Kernel) -> list[str]:
     return sorted(name for name in names if index is not None and index.has_collection(name))
 
 
-def bm25_markers(core: Kernel) -> dict[str, str]:
+def bm25_markers(core: Kernel, *, tenants: bool = True) -> dict[str, str]:
     """{collection: what differs} of the collections whose sparse vectors were written with other BM25 terms
     or settings than ``retrieval.bm25.marker`` of this engine. A collection whose every point is known to be
-    current is recorded as current instead: it holds none, or only points of tenants re-indexed since (each
-    re-index leaves a ``BM25_DOCS`` record per collection; their counts must add up to the collection's)."""
+    current is recorded as current instead: it holds none, or (``tenants``: a record read per tenant) only points
+    of tenants re-indexed since (each re-index leaves a ``BM25_DOCS`` record per collection; their counts must
+    add up to the collection's)."""
     index = core.index
     if index is None:
         return {}
@@ -146,7 +147,7 @@ def bm25_markers(core: Kernel) -> dict[str, str]:
         if change is None:
             continue
         total = index.count(name)
-        if total and _rewritten(core, name, current) < total:
+        if total and (not tenants or _rewritten(core, name, current) < total):
             stale[name] = change
             continue
         index.set_bm25(name, current)
@@ -165,8 +166,9 @@ def _rewritten(core: Kernel, name: str, current: dict[str, Any]) -> int:
 
 
 def warn_bm25(core: Kernel) -> dict[str, str]:
-    """``bm25_markers`` at open: one warning per collection written with other BM25 terms or settings, with the fix."""
-    stale = bm25_markers(core)
+    """``bm25_markers`` at open (one ``info`` per collection, no read per tenant: a re-index records what it rewrote
+    itself): one warning per collection written with other BM25 terms or settings, with the fix."""
+    stale = bm25_markers(core, tenants=False)
     for name, change in stale.items():
         logger.warning(
             "collection %r: %s. Searches still match those vectors by the terms they hold; re-index to rewrite them: "
