@@ -185,6 +185,7 @@ class IndexedCollection:
         vectors: str = "text",
         now: Any = None,
         pool: int | None = None,
+        whole: str | None = None,
     ) -> Found:
         """Hybrid (BM25 + dense, weighted RRF inside the index), bm25 or dense; ``vector`` is the query's
         embedding when the caller has it. The embedder failing or missing turns hybrid into bm25 and says so.
@@ -200,7 +201,8 @@ class IndexedCollection:
         the index (the second stage is measured on messages only); ``now`` anchors relative time
         expressions (default: ``settings.time_anchor``); ``pool`` is this call's deep tail: how deep each side of
         a hybrid second stage reads for the hits below the first ``deep_from`` (at least ``settings.deep_limit``;
-        see ``_second_stage``)."""
+        see ``_second_stage``); ``whole`` is the query before ``max_query_chars`` cut it (``text``): a message of
+        exactly that text comes first (``exact_first``), however long it is."""
         if self.index is None:
             raise CapabilityError(f"{self.name}: no vector index configured; use query_records (the core mode)")
         self.ensure()
@@ -237,7 +239,7 @@ class IndexedCollection:
         context = vectors != "text"
         client_side = signals and (context or s.fusion != "rrf" or has_signals(s))
         if (route_used == "hybrid" and client_side) or (signals and route_used != "hybrid"):  # a side may be empty
-            hits, cosines = self._second_stage(text, dense, sparse, spec, limit, now=now, vectors=vectors, pool=pool)
+            hits, cosines = self._second_stage(text, dense, sparse, spec, limit, now=now, vectors=vectors, pool=pool, whole=whole)
             timings["retrieve"] = round((time.perf_counter() - t0) * 1000, 3)
             return Found(hits, route_used, reason, timings, cosines)
         hits = self.index.query(self.name, IndexQuery(
@@ -250,7 +252,7 @@ class IndexedCollection:
 
     def _second_stage(
         self, text: str, dense: list[float] | None, sparse: SparseVector | None, spec: FilterSpec, limit: int, *,
-        now: Any, vectors: str = "text", pool: int | None = None,
+        now: Any, vectors: str = "text", pool: int | None = None, whole: str | None = None,
     ) -> tuple[list[IndexHit], dict[str, float]]:
         """Each side's top ``prefetch_limit`` with its scores (one batch of index queries carrying only the
         payload keys the signals read; the dense side as ``vectors`` says, see ``query``), fused client-side
@@ -293,12 +295,12 @@ class IndexedCollection:
             ranked = [(h.id, h.score) for h in side]
             if s.exact_first and side:  # a verbatim match scores just above the best hit
                 top = max(sc for _, sc in ranked) + 1e-3
-                first = verbatim(text, [h.payload for h in side])
+                first = verbatim(whole or text, [h.payload for h in side])
                 ranked = sorted(((key, top if ex else sc) for (key, sc), ex in zip(ranked, first)), key=lambda r: -r[1])
             ranked = ranked[:limit]
         else:
             ranked = fuse_sides(SecondStage(s, self.analyzer), text, got, merge, read, limit=limit, dense_side=dense_side, now=now,
-                                head=s.deep_from if deep else 0, head_depth=s.prefetch_limit)
+                                head=s.deep_from if deep else 0, head_depth=s.prefetch_limit, whole=whole)
         if not ranked:
             return [], cosines
         ids = [str(key) for key, _ in ranked]
@@ -370,11 +372,13 @@ class IndexedCollection:
 
 
 def fuse_sides(stage: SecondStage, text: str, got: dict[str, list[IndexHit]], vectors: str, read: int, *, limit: int,
-               head: int = 0, head_depth: int = 0, dense_side: list[IndexHit] | None = None, now: Any = None) -> list[tuple[Any, float]]:
+               head: int = 0, head_depth: int = 0, dense_side: list[IndexHit] | None = None, now: Any = None,
+               whole: str | None = None) -> list[tuple[Any, float]]:
     """The second stage over the index's lists ``got`` ("dense", "context", "sparse": each side's top ``read``),
     the best ``limit`` as ``(id, score)``. With ``head`` (the deep tail, ``retrieval.deep_limit``): the first
     ``head`` are ranked from each list's first ``head_depth`` only, exactly as a search reading that deep, and
-    the rest from the whole lists, so a hit further down both lists reaches the tail without moving the head."""
+    the rest from the whole lists, so a hit further down both lists reaches the tail without moving the head.
+    ``whole``: the query before ``max_query_chars`` cut it (``text``), which a verbatim match is compared with."""
 
     def sides(lists: dict[str, list[IndexHit]], depth: int, dense: list[IndexHit] | None = None) -> list[tuple[str, list[IndexHit]]]:
         dense = dense if dense is not None else dense_of(lists.get("dense"), lists.get("context"), vectors, depth)
@@ -382,9 +386,9 @@ def fuse_sides(stage: SecondStage, text: str, got: dict[str, list[IndexHit]], ve
 
     every = sides(got, read, dense_side)
     if head <= 0 or limit <= head:
-        return stage.rank_sides(text, every, k=limit, now=now)
-    top = stage.rank_sides(text, sides({name: hits[:head_depth] for name, hits in got.items()}, head_depth), k=head, now=now)
-    return join_ranked(top, stage.rank_sides(text, every, k=limit + len(top), now=now), limit)
+        return stage.rank_sides(text, every, k=limit, now=now, whole=whole)
+    top = stage.rank_sides(text, sides({name: hits[:head_depth] for name, hits in got.items()}, head_depth), k=head, now=now, whole=whole)
+    return join_ranked(top, stage.rank_sides(text, every, k=limit + len(top), now=now, whole=whole), limit)
 
 
 def dense_of(text: list[IndexHit] | None, context: list[IndexHit] | None, vectors: str, depth: int) -> list[IndexHit] | None:

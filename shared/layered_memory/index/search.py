@@ -130,7 +130,7 @@ class SearchService:
             for i, q in enumerate(plan.queries):
                 vector = dense_vecs[i] if dense_vecs is not None else None
                 found = self.coll.query(q, spec, k=depth, route=route, vector=vector, signals=True, vectors=self.settings.dense_vectors,
-                                        pool=pool)
+                                        pool=pool, whole=plan.whole[i] if plan.whole else None)
                 hits = found.hits
                 if cosines is not None:
                     for pid, cos in found.cosines.items():

@@ -51,10 +51,27 @@ class SearchPlan:
     filter: FilterSpec  # the scope's base filter AND the user's filters: compiled for the index or run in-process
     filters: dict[str, Any] = field(default_factory=dict)  # the validated, normalized user filters
     group_by: str | None = None  # "session": rank sessions as units (k of them)
+    whole: list[str] = field(default_factory=list)  # each query before ``max_query_chars`` cut it: a message of that text comes first
 
 
 def normalize_queries(queries: str | Sequence[str] | None, *, max_chars: int = 2000) -> list[str]:
     """Strip, collapse whitespace, drop duplicates (case-insensitive), truncate very long queries.
+
+    Raises:
+        InvalidInputError: no query, or a blank one.
+    """
+    return [_cut(q, max_chars) for q in clean_queries(queries)]
+
+
+def _cut(text: str, max_chars: int) -> str:
+    if len(text) > max_chars:
+        logger.warning("query of %d characters truncated to %d", len(text), max_chars)
+        return text[:max_chars]
+    return text
+
+
+def clean_queries(queries: str | Sequence[str] | None) -> list[str]:
+    """``normalize_queries`` without the truncation: the whole queries, whitespace collapsed, duplicates dropped.
 
     Raises:
         InvalidInputError: no query, or a blank one.
@@ -74,9 +91,6 @@ def normalize_queries(queries: str | Sequence[str] | None, *, max_chars: int = 2
         text = re.sub(r"\s+", " ", q).strip()
         if not text:
             raise InvalidInputError("queries", q, "a query is blank", "remove blank queries")
-        if len(text) > max_chars:
-            logger.warning("query of %d characters truncated to %d", len(text), max_chars)
-            text = text[:max_chars]
         key = text.casefold()
         if key not in seen:
             seen.add(key)
@@ -171,9 +185,10 @@ def plan_search(
         raise InvalidInputError("k", k, f"must be an integer from 1 to {MAX_K}", "pass e.g. k=10")
     if route not in ROUTES:
         raise InvalidInputError("route", route, f"must be one of {', '.join(ROUTES)}", 'use route="hybrid"')
-    qs = normalize_queries(queries, max_chars=max_query_chars)
+    whole = clean_queries(queries)
     flt, normalized = build_filter(base, filters)
-    return SearchPlan(queries=qs, k=k, route=route, filter=flt, filters=normalized, group_by=group_by)
+    return SearchPlan(queries=[_cut(q, max_query_chars) for q in whole], k=k, route=route, filter=flt, filters=normalized,
+                      group_by=group_by, whole=whole)
 
 
 def aligned_vectors(plan: SearchPlan, texts: list[str], vectors: list[list[float]]) -> list[list[float]]:

@@ -297,12 +297,13 @@ class SecondStage:
         return (sep / sep.mean()) ** self.s.adaptive_power
 
     # -- ranking ----------------------------------------------------------------------------------
-    def rank(self, query: str, cands: list[Candidate], *, k: int, now: datetime | None = None) -> list[Candidate]:
-        """Fuse, add the signals, and return the best ``k`` (ties: fused score, then newest)."""
+    def rank(self, query: str, cands: list[Candidate], *, k: int, now: datetime | None = None, whole: str | None = None) -> list[Candidate]:
+        """Fuse, add the signals, and return the best ``k`` (ties: fused score, then newest). ``whole``: the query
+        before ``max_query_chars`` cut it, which a verbatim match is compared with (default: ``query``)."""
         if not cands:
             return []
         scores, ranks = self._arrays(cands)
-        order, final, base, sig = self._rank(query, [c.payload for c in cands], scores, ranks, k, now)
+        order, final, base, sig = self._rank(query, [c.payload for c in cands], scores, ranks, k, now, whole)
         out = []
         for i in order.tolist():
             c = cands[i]
@@ -314,7 +315,8 @@ class SecondStage:
             out.append(c)
         return out
 
-    def rank_sides(self, query: str, sides: Sequence[tuple[str, Sequence[Any]]], *, k: int, now: datetime | None = None) -> list[tuple[Any, float]]:
+    def rank_sides(self, query: str, sides: Sequence[tuple[str, Sequence[Any]]], *, k: int, now: datetime | None = None,
+                   whole: str | None = None) -> list[tuple[Any, float]]:
         """The index path: ``sides`` is ``[(side, hits)]`` with hits (``.id``, ``.score``, ``.payload``) best
         first; returns ``[(id, score)]`` of the best ``k`` without building a Candidate per hit."""
         first: dict[Any, dict[str, Any]] = {}  # each candidate's payload, in order of first appearance
@@ -333,12 +335,12 @@ class SecondStage:
             idx = [where[h.id] for h in hits]
             scores[SIDES.index(side), idx] = [h.score for h in hits]
             ranks[SIDES.index(side), idx] = np.arange(len(idx))
-        order, final, _, _ = self._rank(query, payloads, scores, ranks, k, now)
+        order, final, _, _ = self._rank(query, payloads, scores, ranks, k, now, whole)
         ids = list(first)
         return [(ids[i], float(final[i])) for i in order.tolist()]
 
     def _rank(self, query: str, payloads: list[dict[str, Any]], scores: np.ndarray, ranks: np.ndarray, k: int,
-              now: datetime | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+              now: datetime | None, whole: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
         base, z, sig, seq = self._inputs(query, payloads, scores, ranks, now)
         if self.s.reranker == "learned":
             final = learned_score(self.features(base, z, ranks, sig))
@@ -347,7 +349,7 @@ class SecondStage:
             for name, v in sig.items():
                 final += getattr(self.s, f"{name}_weight") * v
         if self.s.exact_first:  # a verbatim match scores above every other candidate
-            exact = verbatim(query, payloads)
+            exact = verbatim(whole or query, payloads)
             if exact.any():
                 final = np.where(exact, final + (final.max() - final.min()) + 1.0, final)
         return np.lexsort((-seq, -base, -final))[:k], final, base, sig

@@ -79,6 +79,29 @@ def test_a_turn_searched_verbatim_comes_first_even_when_it_names_the_next_speake
         assert mem.search(query, k=3).hits[0].id == "m2"  # what the signals alone would give
 
 
+def test_a_message_longer_than_the_query_limit_still_comes_first_by_its_whole_text(tmp_path):
+    """The routes read a query's first ``max_query_chars``; a message whose whole text is the query still comes
+    first, on every route, beside a message that holds that head twice (which every route prefers on the head)
+    and the question before it. Real assistant replies run to thousands of characters (LongMemEval: 11 of 100 of
+    them were found second, under the user's question, when the verbatim check read the cut query)."""
+    head = "Here are some popular tools and apps that can help you stay focused and avoid procrastination: "
+    target = head + "Freedom blocks distracting sites across all your devices, and Forest grows a tree while you work."
+    twice = head + head + "Those are the ones I would start with."
+    assert len(head) < 100 < len(target)
+    with LayeredMemory.embedded(tmp_path, embedder=HashEmbedder(), settings=LayeredMemorySettings()) as mem:
+        mem.settings.retrieval.max_query_chars = len(head)
+        mem.add_messages([{"message_id": mid, "chat_id": "c", "user_id": "u", "role": role, "content": text, "create_time": T0 + timedelta(minutes=i)}
+                          for i, (mid, role, text) in enumerate([("q", "user", "Any tools and apps to stay focused and avoid procrastination?"),
+                                                                  ("a", "assistant", target), ("b", "assistant", twice)])])
+        assert mem.flush(60)
+        for route in ("hybrid", "dense", "bm25"):
+            result = mem.search(target, route=route, k=3)
+            assert result.hits[0].id == "a", route
+            assert result.queries == [head]  # what the routes read
+        mem.settings.retrieval.exact_first = False
+        assert mem.search(target, route="bm25", k=3).hits[0].id != "a"  # what the cut query alone gives
+
+
 @pytest.mark.parametrize("index_mode", ["background", "sync"])
 def test_an_edit_or_delete_moves_the_next_turns_context_in_a_group_chat(tmp_path, index_mode):
     """The turn after an edited or deleted message is the next turn of the chat, whoever wrote it: bob's
