@@ -40,24 +40,38 @@ def _lme_date(text: str) -> str:
 
 
 def from_longmemeval(instances: list[dict]) -> dict:
+    """LongMemEval's instances as one set: a conversation per instance (its haystack), the question(s) asked of
+    it. Also reads the variant that asks several questions of one haystack (``questions``, ``answers`` and
+    ``answer_session_ids`` as parallel lists). Abstention questions (``_abs``) are left out, as LongMemEval's own
+    retrieval metrics do; a message longer than the engine takes (``memory.max_content_chars``: sharegpt
+    sessions hold pasted articles of 70,000 characters) is cut there, which leaves every marked turn whole."""
+    cut = LayeredMemorySettings().memory.max_content_chars
     convs, questions = [], []
     for inst in instances:
+        if str(inst["question_id"]).endswith("_abs"):
+            continue
         cid = f"lme-{inst['question_id']}"
-        sessions = []
-        evidence = []
+        sessions, marked = [], {}
         for si, (sid, date, turns) in enumerate(zip(inst["haystack_session_ids"], inst["haystack_dates"], inst["haystack_sessions"])):
             sessions.append({"id": f"{cid}-{sid}", "date": _lme_date(date),
-                             "turns": [{"speaker": t["role"], "role": t["role"], "text": t["content"]} for t in turns]})
-            evidence += [[si, ti] for ti, t in enumerate(turns) if t.get("has_answer")]
-        gold = [f"{cid}-{sid}" for sid in inst["answer_session_ids"]]
-        if not evidence:  # no marked turn: every user turn of the gold sessions
-            ids = [s["id"] for s in sessions]
-            evidence = [[ids.index(g), ti] for g in gold if g in ids for ti, t in enumerate(sessions[ids.index(g)]["turns"]) if t["role"] == "user"]
-        if not evidence:
-            continue
-        convs.append({"id": cid, "lang": "en", "style": "longmemeval", "sessions": sessions})
-        questions.append({"conv": cid, "question": inst["question"], "kind": inst.get("question_type", "?"),
-                          "date": _lme_date(inst["question_date"]), "evidence": evidence, "sessions": gold})
+                             "turns": [{"speaker": t["role"], "role": t["role"], "text": t["content"][:cut]} for t in turns]})
+            marked[f"{cid}-{sid}"] = [[si, ti] for ti, t in enumerate(turns) if t.get("has_answer")]
+        ids = [s["id"] for s in sessions]
+        grouped = "questions" in inst
+        asked = zip(inst["questions"], inst["answer_session_ids"]) if grouped else [(inst["question"], inst["answer_session_ids"])]
+        kept = 0
+        for question, answer_sessions in asked:
+            gold = [g for g in (f"{cid}-{sid}" for sid in answer_sessions) if g in marked]
+            evidence = [e for g in gold for e in marked[g]]
+            if not evidence:  # no marked turn: every user turn of the gold sessions
+                evidence = [[ids.index(g), ti] for g in gold for ti, t in enumerate(sessions[ids.index(g)]["turns"]) if t["role"] == "user"]
+            if not evidence:
+                continue
+            kept += 1
+            questions.append({"conv": cid, "question": question, "kind": inst.get("question_type", "?"),
+                              "date": _lme_date(inst["question_date"]), "evidence": evidence, "sessions": gold})
+        if kept:
+            convs.append({"id": cid, "lang": "en", "style": "longmemeval", "sessions": sessions})
     return {"conversations": convs, "questions": questions}
 
 

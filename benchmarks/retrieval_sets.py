@@ -20,7 +20,9 @@ indexed and searched by that tree with its own defaults, in its own process, in 
 
 LoCoMo runs in four framings of the same turns (one ``user_id`` per conversation or one per speaker;
 one chat per session or one per conversation), each conversation in its own tenant and the search
-unfiltered, so ids are the only difference. Sets are read from their paths; nothing is copied.
+unfiltered, so ids are the only difference. Sets are read from their paths; nothing is copied. A
+LongMemEval file is a set too (``--set longmemeval_s.json``: ``retrieval_general.from_longmemeval``; its
+sess@5 is the issue's session recall_all@5 of held-out long assistant chats).
 """
 
 from __future__ import annotations
