@@ -87,6 +87,14 @@ def load_assistant(seed: int) -> list[Conv]:
     return _generated(generate(seed))
 
 
+def load_file(path: str) -> list[Conv]:
+    """A set from its file: ``synthconv.py`` / ``assistantchat.py`` output, or LongMemEval's own format
+    (``retrieval_general.load_set``: an instance per conversation, its question asked of it)."""
+    from retrieval_general import load_set
+
+    return _generated(load_set(path))
+
+
 def _generated(data: dict) -> list[Conv]:
     convs: dict[str, Conv] = {}
     starts: dict[str, list[int]] = {}
@@ -175,4 +183,4 @@ def evidence_scores(prompt: str, conv: Conv, evidence: list[int]) -> tuple[float
     return sum(got) / len(got), float(all(got))
 
 
-__all__ = ["OFF_TOPIC", "Conv", "PromptText", "Turn", "asker", "evidence_scores", "load_locomo", "load_synth", "records", "shingles", "words"]
+__all__ = ["OFF_TOPIC", "Conv", "PromptText", "Turn", "asker", "evidence_scores", "load_file", "load_locomo", "load_synth", "records", "shingles", "words"]

@@ -2,6 +2,7 @@
 
     python benchmarks/context.py --locomo /work/data/locomo10.json            # LoCoMo, all 10 conversations
     python benchmarks/context.py --synth 0                                    # synthetic en/ru/zh, seed 0
+    python benchmarks/context.py --set longmemeval_s.json --framings private   # a set from its file (also synthconv.py output)
     python benchmarks/context.py --locomo PATH --synth 0 --floor-study        # the relevance floor: evidence kept vs noise shown
     python benchmarks/context.py --calibrate --synth 1                        # value of a hit / neighbour by rank (dev set)
     python benchmarks/context.py --latency --baseline-ref main --depths 0 40  # P95 at 100k messages, this code (per search_depth) and the ref's
@@ -20,7 +21,9 @@ tiktoken counter, 4 tokens per message):
   tokens``), each hit as the retrievers render it (``[2024-05-02 09:05] Anna: text``, one after the
   other); ``compact lines``: the same hits in the context's own rendering (time order, a repeated date
   left out, the time of day only within a day of the newest turn), to tell the ranking's share from the
-  rendering's;
+  rendering's; ``window + search in the rest``: the window turns the context shows, then hits in rank
+  order in the tokens it leaves (what a user would build by hand: the ranking's share when long turns
+  make the window a large part of the budget);
 - ``context private`` / ``context group``: ``get_context_for_user(asker, last session, query=question,
   max_tokens=budget)``; ``ctx.text`` is the prompt.
 
@@ -44,7 +47,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import pct, table  # noqa: E402
 from _context_latency import alternated_rows, child_latency, child_serve, child_store, latency_lockstep  # noqa: E402
-from _context_sets import OFF_TOPIC, Conv, PromptText, asker, evidence_scores, load_assistant, load_locomo, load_synth, records  # noqa: E402
+from _context_sets import (  # noqa: E402
+    OFF_TOPIC, Conv, PromptText, asker, evidence_scores, load_assistant, load_file, load_locomo, load_synth, records,
+)
 
 BUDGETS = (500, 1000, 2000, 4000)
 FRAMINGS = ("private", "group")
@@ -137,6 +142,8 @@ def buffer_text(conv: Conv, count, budget: int) -> tuple[str, int]:
 
 
 def run_quality(name: str, convs: list[Conv], emb, budgets, framings, process: bool) -> list[list[object]]:
+    from layered_memory.context.lines import PER_MESSAGE_TOKENS
+
     LayeredMemory, _ = _engine()
     scores: dict[tuple[str, int], list[tuple[float, float, int]]] = defaultdict(list)
     lat: list[float] = []
@@ -151,13 +158,15 @@ def run_quality(name: str, convs: list[Conv], emb, budgets, framings, process: b
                 for framing in framings:
                     h = mem.tenant(framing)
                     user = asker(c, framing)
-                    used = {}
+                    used, windows = {}, {}
                     for b in budgets:
                         ctx = h.get_context_for_user(user, c.last_session, query=q, max_tokens=b)
                         lat.append(ctx.timings.get("total", 0.0))
                         share, every = evidence_scores(ctx.text, c, ev)
                         scores[(f"context {framing}", b)].append((share, every, ctx.tokens))
                         used[b] = ctx.tokens
+                        window = [m.content for m in ctx if m.kind == "window"]
+                        windows[b] = ("\n".join(window), sum(count(t) + PER_MESSAGE_TOKENS for t in window))
                     if framing != "private":
                         continue
                     hits = hit_lines(h.search(q, filters={"user_id": user}, k=100).hits)
@@ -166,11 +175,16 @@ def run_quality(name: str, convs: list[Conv], emb, budgets, framings, process: b
                                                        ("search @ same tokens, compact lines", used[b], True)):
                             text, n = line_pack(hits, count, target, compact, c.turns[-1].time)
                             scores[(label, b)].append((*evidence_scores(text, c, ev), n))
+                        # what a user would build by hand: the context's own window, search hits in the tokens left
+                        window, wt = windows[b]
+                        text, n = line_pack(hits, count, used[b] - wt, False, c.turns[-1].time)
+                        scores[("window + search in the rest", b)].append((*evidence_scores(window + "\n" + text, c, ev), n + wt))
                         text, n = buffer_text(c, count, b)
                         scores[("buffer", b)].append((*evidence_scores(text, c, ev), n))
         mem.close()
     print(f"  {name}: get_context_for_user P50 {pct(lat, 50):.1f} ms, P95 {pct(lat, 95):.1f} ms (query embedding included)", file=sys.stderr)
-    order = ["buffer", "search", "search @ same tokens", "search @ same tokens, compact lines", *(f"context {f}" for f in framings)]
+    order = ["buffer", "search", "search @ same tokens", "search @ same tokens, compact lines", "window + search in the rest",
+             *(f"context {f}" for f in framings)]
     rows = []
     for b in budgets:
         for label in order:
@@ -205,6 +219,8 @@ def sets(args) -> list[tuple[str, list[Conv]]]:
         out.append((f"synth {'/'.join(langs or ('en', 'ru', 'zh'))} (seed {args.synth})", load_synth(args.synth, langs=langs)))
     for seed in args.assistant:
         out.append((f"long assistant chats (seed {seed})", load_assistant(seed)))
+    for path in args.set:
+        out.append((Path(path).stem, load_file(path)))
     return out
 
 
@@ -317,6 +333,7 @@ def in_code(path: str, mode: str, args) -> dict:
         cmd += ["--locomo", args.locomo] if args.locomo else []
         cmd += ["--conversations", str(args.conversations)] + (["--synth", str(args.synth)] if args.synth is not None else [])
         cmd += ["--assistant", *map(str, args.assistant)] if args.assistant else []
+        cmd += [arg for path in args.set for arg in ("--set", path)]
     out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -408,6 +425,8 @@ def main() -> None:
     ap.add_argument("--synth", type=int, default=None, help="the synthetic en/ru/zh set of this seed (benchmarks/synthconv.py)")
     ap.add_argument("--langs", default=None, help="the synthetic set's languages (synthconv.py --langs), e.g. es,de")
     ap.add_argument("--assistant", type=int, nargs="*", default=[], help="the long assistant chats of these seeds (benchmarks/assistantchat.py)")
+    ap.add_argument("--set", action="append", default=[], help="a set's file (repeatable): synthconv.py / assistantchat.py output, "
+                    "or LongMemEval's own format (e.g. longmemeval_s.json; one user per instance, so the private framing only)")
     ap.add_argument("--budgets", type=int, nargs="+", default=list(BUDGETS))
     ap.add_argument("--framings", nargs="+", default=list(FRAMINGS))
     ap.add_argument("--process", action="store_true", help="run mem.process() after ingesting (session and topic summaries)")
