@@ -150,7 +150,11 @@ def bm25_markers(core: Kernel, *, tenants: bool = True) -> dict[str, str]:
         if total and (not tenants or _rewritten(core, name, current) < total):
             stale[name] = change
             continue
-        index.set_bm25(name, current)
+        try:  # a fact, not a repair: a store that cannot write its marker (a read-only key) still opens and reports
+            index.set_bm25(name, current)
+        except Exception as exc:
+            logger.warning("could not record the BM25 marker of collection %s (%s: %s)", name, type(exc).__name__, exc)
+            continue
         logger.info("recorded the BM25 marker of collection %s (%d points, all written with it)", name, total)
     return stale
 

@@ -128,3 +128,23 @@ def test_the_cli_doctor_names_the_collection_and_reindex_clears_it(tmp_path):
     assert CliRunner().invoke(main, [*args, "reindex", "--quiet"]).output.strip() == "reindexed 2 records"
     after = CliRunner().invoke(main, [*args, "doctor"])
     assert after.exit_code == 0 and "bm25:" not in after.output
+
+
+def test_a_marker_that_cannot_be_written_does_not_stop_the_store(tmp_path, caplog, monkeypatch):
+    """Recording the marker is a fact, not a repair: a vector index that refuses the write (a read-only API key
+    on a Qdrant server) leaves the store opening and searching, with a warning."""
+    from layered_memory.stores.qdrant_edge import QdrantEdgeVectorIndex
+
+    store = tmp_path / "s"
+    with _open(store):
+        pass
+    _forget_marker(store)
+
+    def refuse(self, name, bm25):
+        raise PermissionError("read-only API key")
+
+    monkeypatch.setattr(QdrantEdgeVectorIndex, "set_bm25", refuse)
+    with caplog.at_level(logging.WARNING), _open(store) as mem:
+        mem.add_messages(MESSAGES)
+        assert mem.flush(60) and mem.search("blue flowerpot", k=1).hits[0].id == "m1"
+    assert "could not record the BM25 marker of collection lm_messages" in caplog.text and "read-only API key" in caplog.text
