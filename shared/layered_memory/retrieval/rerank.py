@@ -297,13 +297,12 @@ class SecondStage:
         return (sep / sep.mean()) ** self.s.adaptive_power
 
     # -- ranking ----------------------------------------------------------------------------------
-    def rank(self, query: str, cands: list[Candidate], *, k: int, now: datetime | None = None, whole: str | None = None) -> list[Candidate]:
-        """Fuse, add the signals, and return the best ``k`` (ties: fused score, then newest). ``whole``: the query
-        before ``max_query_chars`` cut it, which a verbatim match is compared with (default: ``query``)."""
+    def rank(self, query: str, cands: list[Candidate], *, k: int, now: datetime | None = None) -> list[Candidate]:
+        """Fuse, add the signals, and return the best ``k`` (ties: fused score, then newest)."""
         if not cands:
             return []
         scores, ranks = self._arrays(cands)
-        order, final, base, sig = self._rank(query, [c.payload for c in cands], scores, ranks, k, now, whole)
+        order, final, base, sig = self._rank(query, [c.payload for c in cands], scores, ranks, k, now)
         out = []
         for i in order.tolist():
             c = cands[i]
@@ -318,7 +317,8 @@ class SecondStage:
     def rank_sides(self, query: str, sides: Sequence[tuple[str, Sequence[Any]]], *, k: int, now: datetime | None = None,
                    whole: str | None = None) -> list[tuple[Any, float]]:
         """The index path: ``sides`` is ``[(side, hits)]`` with hits (``.id``, ``.score``, ``.payload``) best
-        first; returns ``[(id, score)]`` of the best ``k`` without building a Candidate per hit."""
+        first; returns ``[(id, score)]`` of the best ``k`` without building a Candidate per hit. ``whole``: the
+        query before ``max_query_chars`` cut it, which a verbatim match is compared with (default: ``query``)."""
         first: dict[Any, dict[str, Any]] = {}  # each candidate's payload, in order of first appearance
         for _, hits in sides:
             for h in hits:
