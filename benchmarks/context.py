@@ -280,21 +280,25 @@ def print_calibration(name: str, st: dict) -> None:
 
 
 def print_floor(name: str, st: dict) -> None:
+    from layered_memory import LayeredMemorySettings
+
+    floor = LayeredMemorySettings().context.relevance_floor
     ev, other = np.asarray(st["rel_ev"] or [(0.0, 0.0)]), np.asarray(st["rel_other"] or [(0.0, 0.0)])
     on, off = np.asarray(st["top_on"] or [0.0]), np.asarray(st["top_off"] or [0.0])
-    rows = [[name, f, float((ev[:, 1] >= f).mean()), float((other[:, 1] >= f).mean())] for f in (0.0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)]
+    rows = [[name, f, float((ev[:, 1] >= f).mean()), float((other[:, 1] >= f).mean())] for f in (0.0, 0.1, 0.15, 0.18, 0.2, 0.25, 0.3, 0.4, 0.5)]
     print(table(["set", "line floor", "evidence candidates kept", "other candidates kept"], rows))
     rows = []
     for g in (0.0, 0.25, 0.27, 0.29, 0.3, 0.32, 0.35, 0.4, 0.5):
-        kept = float(((ev[:, 0] >= g) & (ev[:, 1] >= 0.2)).mean())
+        kept = float(((ev[:, 0] >= g) & (ev[:, 1] >= floor)).mean())
         rows.append([name, g, float((on < g).mean()), kept, float((off >= g).mean())])
-    print(table(["set", "question gate (line floor 0.2)", "questions left without recalled lines", "evidence candidates kept",
+    print(table(["set", f"question gate (line floor {floor})", "questions left without recalled lines", "evidence candidates kept",
                  "off-topic questions shown anything"], rows))
 
 
-def off_topic_lines(convs: list[Conv], emb, configs=((0.0, 0.0), (0.2, 0.0), (0.2, 0.29), (0.2, 0.35))) -> list[list[object]]:
+def off_topic_lines(convs: list[Conv], emb, configs=((0.0, 0.0), (0.2, 0.0), (0.18, 0.29), (0.2, 0.29), (0.2, 0.35))) -> list[list[object]]:
     """Recalled lines ``get_context_for_user`` shows at 2,000 tokens for questions no conversation answers
-    (``OFF_TOPIC``), per (line floor, question gate): every one of them is noise."""
+    (``OFF_TOPIC``), per (line floor, question gate): every one of them is noise. The defaults are
+    (0.18, 0.29); the others are what they were chosen against."""
     LayeredMemory, _ = _engine()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
