@@ -265,6 +265,40 @@ def after_delete(core: Kernel, tenant: str, gone: Mapping[str, Any], why: dict[s
     return nxt
 
 
+def after_clear(core: Kernel, tenant: str, user_id: str, gone: list[dict[str, Any]], chats: list[dict[str, Any]]) -> None:
+    """Derived state after ``clear_session`` deleted a user's messages (read before the delete, ``writes.cleared``:
+    ``gone`` the chat_id, message_id, seq and topic_id of each threaded one, ``chats`` the first seq per chat and
+    session): a group chat's session summary that covers them is marked stale (the user's own went with the
+    session); the messages leave their topics (a topic made only of them goes with its summaries; another's
+    summary is marked stale); the facts extracted from them are marked stale, as a delete of each would.
+    Idempotent: the clear intent runs it again after a crash."""
+    from .knowledge.stale import KG_STATE, REEXTRACT, mark_stale_many
+    from .session_summaries import mark_stale
+    from .topics.edits import on_cleared
+
+    at = iso(utcnow())
+    for c in chats:
+        why = {"reason": "clear", "chat_id": c["chat_id"], "session_key": c["session_key"], "at": at}
+        mark_stale(core.records, tenant, user_id, c["session_key"], int(c["seq"]), why, chat_id=c["chat_id"])
+    if not gone:
+        return
+    refs = [MessageRef(g["chat_id"], g["message_id"]) for g in gone]
+    cache = core.topics.cache
+    if cache is not None:
+        try:
+            cache.discard(tenant, refs)
+        except Exception as exc:  # a cache entry expires with its TTL; the records are gone, reads fall back to them
+            logger.warning("recent cache discard failed (%s: %s)", type(exc).__name__, exc)
+    on_cleared(core, tenant, gone, at)
+    topics = sorted({g["topic_id"] for g in gone if g.get("topic_id")})
+    cursor = {t: int((d or {}).get("extracted_seq") or 0) for t, d in zip(topics, core.records.get_docs(tenant, KG_STATE, topics))}
+    read = {ref: {"reason": "delete", "chat_id": ref.chat_id, "message_id": ref.message_id, "at": at}
+            for ref, g in zip(refs, gone) if g.get("topic_id") and cursor.get(g["topic_id"], 0) >= int(g.get("seq") or 0)}
+    if mark_stale_many(core.records, tenant, read, user_id):  # the tier read them: what it drew from them is marked
+        core.knowledge.forget_profile(tenant, user_id)
+    core.records.delete_docs(tenant, REEXTRACT, [f"{r.chat_id}|{r.message_id}" for r in refs])
+
+
 def finish_intent(core: Kernel, tenant: str, intent: Mapping[str, Any]) -> None:
     """Finish an ``edit`` / ``delete`` intent left by a crash (``doctor.drain_intents``, under the write lock):
     when the record change landed, the derived state is updated (again); otherwise nothing happened."""
@@ -277,4 +311,4 @@ def finish_intent(core: Kernel, tenant: str, intent: Mapping[str, Any]) -> None:
         after_delete(core, tenant, intent, why)
 
 
-__all__ = ["EDITED_AT", "MessageEdits", "after_delete", "after_edit", "content_hash", "finish_intent", "reindex_next"]
+__all__ = ["EDITED_AT", "MessageEdits", "after_clear", "after_delete", "after_edit", "content_hash", "finish_intent", "reindex_next"]

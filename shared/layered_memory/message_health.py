@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .edits import content_hash, finish_intent
+from .edits import after_clear, content_hash, finish_intent
 from .index.pending import PendingSource
 from .index.indexer import PendingMessages
 from .index.points import MESSAGES, message_point_id, scope_filter, scroll_all
@@ -48,6 +48,10 @@ class MessageKind(BaseKind):
             finish_intent(core, tenant, intent)
             return
         user, session = intent.get("user_id"), intent.get("session_key")
+        named = list(intent.get("gone") or [])  # the threaded messages it deletes (an older intent names none)
+        found = core.records.get_messages(tenant, [MessageRef(g["chat_id"], g["message_id"]) for g in named]) if named else []
+        if user:  # only what the delete took: the records still there were not cleared
+            after_clear(core, tenant, user, [g for g, m in zip(named, found) if m is None], list(intent.get("chats") or []))
         core.indexer.orphan_messages(tenant, user_id=user, session_key=session)
         core.indexer.drop_context(tenant)  # the turns after the deleted ones (any user of their chats)
         if user and not core.records.count_messages(tenant, user_id=user, session_key=session):

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .edits import after_clear
 from .errors import InvalidInputError
 from .index.intents import INTENTS, drop_intent, put_intent
 from .models import Message, MessageRef, check_id
@@ -122,25 +123,46 @@ class MessageWrites:
         return [stored[m.ref] for m in msgs]
 
     def clear_session(self, user_id: str | None, session_id: str | None = None) -> int:
-        """Delete a user's messages of one session (or all sessions) and their summary. Returns the count."""
+        """Delete a user's messages of one session (or all sessions), their summary and what was derived from
+        them: they leave their topics (a topic made only of them goes with its summaries; one that keeps other
+        messages has its summary marked stale and rewritten by the next ``process()``), and the facts extracted
+        from them are marked stale, as ``delete_message`` does for one message. Returns the count."""
         user_id = self.scope.user(user_id)
         if session_id is not None:
             session_id = check_id("session_id", session_id)  # "" is no session: refused, never "every session"
         core, tenant = self.core, self.tenant_id
         with core.write_lock:
-            # An intent first: if the index delete fails or the process dies, the next clear_session,
-            # sync_index, process() or open removes the points whose records are gone (doctor.drain_intents).
+            # An intent first, naming what the derived tiers hold of the messages: if the process dies after the
+            # record delete, the next clear_session, sync_index, process() or open removes the points whose records
+            # are gone and finishes the summaries, topics and facts (doctor.drain_intents).
             self.drain_intents()
-            intent = put_intent(core.records, tenant, "clear", user_id=user_id, session_key=session_id)
+            gone, chats = cleared(core, tenant, user_id, session_id)
+            intent = put_intent(core.records, tenant, "clear", user_id=user_id, session_key=session_id, gone=gone, chats=chats)
             ids = core.records.delete_messages(tenant, user_id=user_id, session_key=session_id)
             core.sessions.drop(tenant, user_id, session_id)
             core.indexer.delete_messages(tenant, ids)
+            after_clear(core, tenant, user_id, gone, chats)
             drop_intent(core.records, tenant, intent)
         return len(ids)
 
     def drain_intents(self) -> int:
         """Finish the tenant's interrupted deletes and edits (``doctor.drain_intents``); a read when there are none."""
         return drain_intents(self.core, self.tenant_id)
+
+
+def cleared(core: Kernel, tenant: str, user_id: str, session_key: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """What a clear of a user's messages (of one session, or all) must take out of the derived tiers once the
+    records are gone: the chat_id, message_id, seq and topic_id of each threaded message, and per chat and
+    session the first seq (a group chat's summary of everyone's messages covers them)."""
+    threaded: list[dict[str, Any]] = []
+    first: dict[tuple[str, str], int] = {}
+    after = 0
+    while batch := core.records.scan_messages(tenant, user_id=user_id, session_key=session_key, after_seq=after, limit=1000):
+        threaded += [{"chat_id": m.chat_id, "message_id": m.message_id, "seq": m.seq, "topic_id": m.topic_id} for m in batch if m.topic_id]
+        for m in batch:
+            first.setdefault((m.chat_id, m.session_key), int(m.seq or 0))
+        after = int(batch[-1].seq or 0)
+    return threaded, [{"chat_id": c, "session_key": s, "seq": seq} for (c, s), seq in first.items()]
 
 
 def drain_intents(core: Kernel, tenant: str) -> int:
@@ -166,4 +188,4 @@ def _refuse_foreign(msgs: Sequence[Message], stored: Mapping[Any, Message]) -> N
             )
 
 
-__all__ = ["MessageWrites", "drain_intents"]
+__all__ = ["MessageWrites", "cleared", "drain_intents"]

@@ -14,6 +14,7 @@ import pytest
 
 from layered_memory import LayeredMemory, LayeredMemorySettings
 from layered_memory.config import TopicSettings
+from layered_memory.errors import BackendError
 from layered_memory.testing import HashEmbedder
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc)
@@ -204,3 +205,62 @@ def test_facts_from_an_edited_or_deleted_message_are_marked_stale(tmp_path: Any)
     zurich = mem.knowledge.search_entities("Zurich")[0]
     assert zurich["entity_name"] == "Zurich" and zurich["sources"] == ["m0"] and zurich["metadata"]["stale"] == []
     mem.close()
+
+
+def test_clear_session_takes_its_messages_out_of_topics_and_facts(tmp_path: Any) -> None:
+    mem = make(tmp_path, model=Scripted())
+    trip = rows(TRIP, replies=True) + [{"message_id": "m6", "chat_id": "c1", "user_id": "u2", "role": "user",
+                                         "content": "the Zurich trip sounds great", "create_time": T0 + timedelta(minutes=6),
+                                         "reply_message_id": "m5"}]
+    kazan = rows(["I moved to Kazan last spring", "Kazan is lovely in May", "the Kazan flat has a balcony",
+                  "Kazan winters are cold"], chat="c2", replies=True)
+    mem.add_messages(trip + kazan)
+    mem.process()
+    shared, own = mem.topics.topic_of("m0", chat_id="c1"), mem.topics.topic_of("m0", chat_id="c2")
+    assert shared and own and shared != own and mem.topics.topic_of("m6", chat_id="c1") == shared
+    assert sorted(mem.topics.store.get([shared])[0]["user_ids"]) == ["u1", "u2"]  # type: ignore[index]
+    assert mem.knowledge.search_entities("Kazan")[0]["metadata"]["stale"] == []
+    assert "Kazan (LOCATION)" in mem.get_context_for_user("u1", "c1", query="Kazan").text
+
+    assert mem.clear_session("u1", "c2") == 4  # every message of the topic: the topic goes with its summaries
+    assert mem.topics.list("c2") == [] and mem.topics.store.summaries(own) == []  # type: ignore[arg-type]
+    assert not [h for h in mem.topics.search_summaries("Kazan", k=5) if h.id == own]
+    stale = mem.knowledge.search_entities("Kazan")[0]["metadata"]["stale"]
+    assert {(w["chat_id"], w["message_id"], w["reason"]) for w in stale} == {("c2", f"m{i}", "delete") for i in range(4)}
+    assert "Kazan" not in mem.get_context_for_user("u1", "c1", query="Kazan").text  # only the cleared session said it
+    assert mem.knowledge.search_entities("Zurich")[0]["metadata"]["stale"] == []  # another session's facts stay
+
+    assert mem.clear_session("u1", "c1") == 6  # u2's reply keeps the topic: it stays, without u1
+    doc = mem.topics.store.get([shared])[0]
+    assert doc is not None and doc["message_count"] == 1 and doc["user_ids"] == ["u2"] and doc["summary_stale"]
+    assert [m.message_id for m in mem.topics.messages(shared)] == ["m6"]  # type: ignore[arg-type]
+    assert OLD not in mem.get_context_for_user("u2", "c1", query="Zurich payments review").text  # stale: left out
+    mem.process()
+    latest = mem.topics.summary(shared)  # type: ignore[arg-type]
+    assert latest is not None and OLD not in latest.content
+    assert mem.doctor()["ok"]
+    mem.close()
+
+
+def test_a_clear_interrupted_after_the_record_delete_is_finished_on_the_next_open(tmp_path: Any) -> None:
+    mem = make(tmp_path, model=Scripted())
+    mem.add_messages(rows(["I moved to Kazan last spring", "Kazan is lovely in May", "the Kazan flat has a balcony"], replies=True))
+    mem.process()
+    topic = mem.topics.topic_of("m0", chat_id="c1")
+    assert topic and mem.knowledge.search_entities("Kazan")[0]["metadata"]["stale"] == []
+    index_delete = mem.index.delete
+
+    def dies(*args: Any, **kwargs: Any) -> None:  # the records are gone; the process stops before the index and tiers
+        raise BackendError("injected fault", backend="test", op="delete")
+
+    mem.index.delete = dies  # type: ignore[method-assign]
+    with pytest.raises(BackendError):
+        mem.clear_session("u1", "c1")
+    mem.index.delete = index_delete  # type: ignore[method-assign]
+    assert mem.get_messages([("c1", "m0")]) == [None] and mem.topics.store.get([topic])[0] is not None
+    mem.close()
+    with make(tmp_path, model=Scripted()) as again:  # the open drains the clear intent
+        assert again.topics.store.get([topic])[0] is None and again.topics.list("c1") == []
+        assert {w["message_id"] for w in again.knowledge.search_entities("Kazan")[0]["metadata"]["stale"]} == {"m0", "m1", "m2"}
+        assert "Kazan" not in again.get_context_for_user("u1", "c1", query="Kazan").text
+        assert again.doctor()["ok"]

@@ -44,19 +44,40 @@ def _add(doc: dict[str, Any], why: dict[str, Any]) -> dict[str, Any]:
 def mark_stale(records: RecordStore, tenant: str, ref: MessageRef, user_id: str, why: dict[str, Any]) -> int:
     """Mark every fact extracted from the message at ``ref`` (written by ``user_id``). Idempotent. Returns
     how many facts (entities, relations, the profile) were marked."""
+    return mark_stale_many(records, tenant, {ref: why}, user_id)
+
+
+def mark_stale_many(records: RecordStore, tenant: str, whys: dict[MessageRef, dict[str, Any]], user_id: str) -> int:
+    """``mark_stale`` for many messages of one user (a cleared session) in one read of the facts: each fact
+    gets the ``why`` of every listed message it names. Idempotent. Returns how many facts were marked."""
+    if not whys:
+        return 0
+    by_id: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for ref, why in whys.items():
+        by_id.setdefault(ref.message_id, []).append((ref.chat_id, why))
     marked = 0
     for collection in (ENTITIES, RELATIONS):
-        hits = {k: _add(d, why) for k, d in iter_docs(records, tenant, collection)
-                if ref.message_id in (d.get("sources") or []) and ref.chat_id in (d.get("chat_ids") or [])}
+        hits = {}
+        for k, d in iter_docs(records, tenant, collection):
+            chats = d.get("chat_ids") or []
+            named = [why for m in d.get("sources") or [] for chat, why in by_id.get(m, ()) if chat in chats]
+            for why in named:
+                _add(d, why)
+            if named:
+                hits[k] = d
         if hits:
             records.put_docs(tenant, collection, hits)
             marked += len(hits)
     profile = records.get_docs(tenant, PROFILES, [user_id])[0]
-    if profile and ref.message_id in (profile.get("sources") or []):
+    named = [why for m in (profile or {}).get("sources") or [] for _, why in by_id.get(m, ())]
+    if profile and named:
         for pref in profile.get("preferences") or []:
-            if ref.message_id in (pref.get("sources") or []):
-                _add(pref, why)
-        records.put_docs(tenant, PROFILES, {user_id: _add(profile, why)})
+            for m in pref.get("sources") or []:
+                for _, why in by_id.get(m, ()):
+                    _add(pref, why)
+        for why in named:
+            _add(profile, why)
+        records.put_docs(tenant, PROFILES, {user_id: profile})
         marked += 1
     return marked
 
@@ -76,4 +97,4 @@ def reextract_batch(records: RecordStore, tenant: str, limit: int = 50) -> tuple
     return [k for k, _ in rows], by_chat
 
 
-__all__ = ["KG_STATE", "REEXTRACT", "confirm", "extracted", "mark_stale", "queue_reextract", "reextract_batch", "unsupported"]
+__all__ = ["KG_STATE", "REEXTRACT", "confirm", "extracted", "mark_stale", "mark_stale_many", "queue_reextract", "reextract_batch", "unsupported"]

@@ -1,4 +1,5 @@
-"""The topic tier's side of ``mem.edit_message`` / ``mem.delete_message`` (``layered_memory.edits`` calls it).
+"""The topic tier's side of ``mem.edit_message`` / ``mem.delete_message`` / ``mem.clear_session``
+(``layered_memory.edits`` calls it).
 
 * An edited text in a threaded message: the topic's summary, when it covers the message, is marked stale
   (``summary_stale`` on the topic, a summary job with the trigger ``"edit"``, ``stale`` on its index point so
@@ -9,7 +10,7 @@
   ``topic_id`` on the record) and queues it for threading again, which places it like a new message.
 * A deleted message leaves its topic (membership row, counter, recent ids); the summary that covered it is
   marked stale; a topic left without messages goes with its summaries and their point (its title came from
-  the deleted text).
+  the deleted text). A cleared session's messages leave their topics the same way, one pass per topic.
 
 Every step is idempotent: the engine's delete intent (or the ``topic_rethread`` marker, removed last) runs it
 again after a crash.
@@ -53,19 +54,21 @@ def _mark_summary_stale(core: Kernel, store: TopicStore, topic: dict[str, Any], 
             logger.debug("flagging the summary point of topic %s failed (%s)", topic["topic_id"], exc)
 
 
-def _leave(core: Kernel, store: TopicStore, topic: dict[str, Any], chat_id: str, message_id: str, seq: int | None,
+def _leave(core: Kernel, store: TopicStore, topic: dict[str, Any], members: list[tuple[str, int | None]],
            why: dict[str, Any] | None) -> None:
-    """The message leaves the topic: membership row, counter, recent ids; a topic left empty goes."""
+    """Messages (``(message_id, seq)`` pairs) leave the topic: membership rows, counter, recent ids; a topic
+    left empty goes."""
     tid = topic["topic_id"]
-    core.records.delete_docs(store.tenant, TOPIC_MSGS, [f"{tid}|{seq_key(seq)}"])
+    core.records.delete_docs(store.tenant, TOPIC_MSGS, [f"{tid}|{seq_key(seq)}" for _, seq in members])
     count = store.member_count(tid)
     if count == 0:
         drop_topic(core, store, topic)
         return
+    gone = {message_id for message_id, _ in members}
     topic["message_count"] = count
-    topic["recent"] = [i for i in topic.get("recent") or [] if i != message_id]
+    topic["recent"] = [i for i in topic.get("recent") or [] if i not in gone]
     topic["user_ids"] = sorted({r["u"] for r in store.members(tid) if r.get("u")})  # who still took part
-    if why is not None and _covers(topic, seq):
+    if why is not None and any(_covers(topic, seq) for _, seq in members):
         _mark_summary_stale(core, store, topic, why)
     store.put([topic])
 
@@ -109,7 +112,24 @@ def on_deleted(core: Kernel, tenant: str, gone: dict[str, Any], why: dict[str, A
     store = TopicStore(core.records, tenant)
     topic = store.get([gone["topic_id"]])[0]
     if topic is not None:
-        _leave(core, store, topic, gone["chat_id"], gone["message_id"], gone["seq"], why)
+        _leave(core, store, topic, [(gone["message_id"], gone["seq"])], why)
+
+
+def on_cleared(core: Kernel, tenant: str, gone: list[dict[str, Any]], at: str) -> None:
+    """A cleared session's threaded messages (``gone``: chat_id, message_id, seq, topic_id of each record) leave
+    their topics, one pass per topic: a topic made only of them goes with its summaries, one that keeps other
+    messages (another session's, another member's) has its summary marked stale when it covered any of them."""
+    core.records.delete_docs(tenant, RETHREAD, [f"{seq_key(g['seq'])}|{g['chat_id']}|{g['message_id']}" for g in gone])
+    by_topic: dict[str, list[tuple[str, int | None]]] = {}
+    for g in gone:
+        if g.get("topic_id"):
+            by_topic.setdefault(g["topic_id"], []).append((g["message_id"], g["seq"]))
+    store = TopicStore(core.records, tenant)
+    for topic in store.get(list(by_topic)):
+        if topic is not None:
+            members = by_topic[topic["topic_id"]]
+            why = {"reason": "delete", "chat_id": topic["chat_id"], "message_id": members[0][0], "at": at}
+            _leave(core, store, topic, members, why)
 
 
 # -- process(): re-threading of edited messages ----------------------------------------------------------
@@ -148,11 +168,11 @@ def rethread(core: Kernel, store: TopicStore, caller: ModelCaller) -> int:
                 if msg is not None and old is not None and msg.topic_id != old["topic_id"]:
                     # moved by a run that stopped before removing this marker: the old row must not stay
                     if core.records.get_docs(tenant, TOPIC_MSGS, [f"{old['topic_id']}|{seq_key(msg.seq)}"])[0] is not None:
-                        _leave(core, store, old, msg.chat_id, msg.message_id, msg.seq, None)
+                        _leave(core, store, old, [(msg.message_id, msg.seq)], None)
                 elif msg is not None and old is not None and not fits:
                     store.enqueue([(msg.seq, msg.message_id, msg.chat_id)])  # first: a stop after it threads it again
                     core.records.update_messages(tenant, [msg.model_copy(update={"topic_id": None})])
-                    _leave(core, store, old, msg.chat_id, msg.message_id, msg.seq, None)
+                    _leave(core, store, old, [(msg.message_id, msg.seq)], None)
                     moved += 1
                 core.records.delete_docs(tenant, RETHREAD, [key])
     if moved:
@@ -160,4 +180,4 @@ def rethread(core: Kernel, store: TopicStore, caller: ModelCaller) -> int:
     return moved
 
 
-__all__ = ["RETHREAD", "drop_topic", "on_deleted", "on_edited", "rethread"]
+__all__ = ["RETHREAD", "drop_topic", "on_cleared", "on_deleted", "on_edited", "rethread"]
