@@ -6,8 +6,9 @@
 A store of ``--messages`` turns in 20 sessions, threaded and summarized (``process()``), background index
 mode with a cheap deterministic embedder (HashEmbedder, dim 384: the write path never embeds). Then, paced
 one at a time: ``add_message`` of new turns (the baseline), ``edit_message`` of a stored turn's text (record,
-BM25 point, the next turn's point, summaries, topic, facts), a metadata-only edit, and ``delete_message``.
-P50/P95 in milliseconds; the last column is the P50 over the add's P50.
+BM25 point, the next turn's point, summaries, topic, facts), a metadata-only edit, and ``delete_message``;
+last, ``clear_session`` of each of the 20 sessions (about ``--messages`` / 20 threaded turns each: records,
+points, summaries, topics, facts). P50/P95 in milliseconds; the last column is the P50 over the add's P50.
 """
 
 from __future__ import annotations
@@ -65,6 +66,14 @@ def run(mem: LayeredMemory, n: int, ops: int, rng: random.Random) -> dict[str, l
         times["delete_message"].append(time.perf_counter() - t0)
     mem.flush()
     assert mem.doctor()["ok"]
+    op = f"clear_session ({n // 20} turns)"
+    times[op] = []
+    for s in range(20):
+        t0 = time.perf_counter()
+        mem.clear_session(f"u{s}", f"s{s}")
+        times[op].append(time.perf_counter() - t0)
+    mem.flush()
+    assert mem.doctor()["ok"] and mem.topics.list("s0") == []
     return times
 
 
