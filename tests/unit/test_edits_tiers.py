@@ -264,3 +264,45 @@ def test_a_clear_interrupted_after_the_record_delete_is_finished_on_the_next_ope
         assert {w["message_id"] for w in again.knowledge.search_entities("Kazan")[0]["metadata"]["stale"]} == {"m0", "m1", "m2"}
         assert "Kazan" not in again.get_context_for_user("u1", "c1", query="Kazan").text
         assert again.doctor()["ok"]
+
+
+def test_a_delete_in_one_chat_never_stales_a_fact_from_another_chats_message_with_the_same_id(tmp_path: Any) -> None:
+    # Telegram numbers each chat's messages from 1: "m0" of c2 is not "m0" of c1
+    mem = make(tmp_path, model=Scripted())
+    mem.add_messages(rows(["I moved to Kazan last spring", "Kazan is lovely in May", "the Kazan flat has a balcony"], replies=True)
+                     + rows(["Kazan has a great kremlin", "the weather today is grey", "it may rain all week"], chat="c2", replies=True))
+    mem.process()
+    kazan = mem.knowledge.search_entities("Kazan")[0]
+    assert {"c1", "c2"} <= set(kazan["metadata"]["chat_ids"]) and ["c2", "m0"] in kazan["source_refs"]
+    assert ["c2", "m1"] not in kazan["source_refs"] and ["c1", "m1"] in kazan["source_refs"]
+    mem.delete_message("c2", "m0")  # the kremlin: said in c2
+    mem.delete_message("c2", "m1")  # the weather: its id is also c1's "Kazan is lovely in May"
+    stale = mem.knowledge.search_entities("Kazan")[0]["metadata"]["stale"]
+    assert [(w["chat_id"], w["message_id"]) for w in stale] == [("c2", "m0")]  # only the message that said it
+    assert "Kazan (LOCATION)" in mem.get_context_for_user("u1", "c2", query="Kazan").text  # c1 still says it
+    mem.clear_session("u1", "c1")
+    assert "Kazan (LOCATION)" not in mem.get_context_for_user("u1", "c2", query="Kazan").text  # now nothing does
+    mem.close()
+
+
+def test_a_fact_written_before_source_refs_is_still_read_by_id_within_its_chats(tmp_path: Any) -> None:
+    from layered_memory.knowledge.graph import ENTITIES, add_refs, confirm, unsupported
+
+    mem = make(tmp_path, model=Scripted())
+    mem.add_messages(rows(["I moved to Kazan last spring", "Kazan is lovely in May", "the Kazan flat has a balcony"], replies=True))
+    mem.process()
+    eid = mem.knowledge.search_entities("Kazan")[0]["entity_id"]
+    doc = mem.records.get_docs("default", ENTITIES, [eid])[0]
+    legacy = {k: v for k, v in doc.items() if k != "source_refs"}  # as an older release wrote it
+    mem.records.put_docs("default", ENTITIES, {eid: legacy})
+    add_refs(legacy, "c9", ["m7"])
+    assert "source_refs" not in legacy  # pairs for its newest sources only would read the older ones as gone
+    for m in legacy["sources"]:
+        mem.delete_message("c1", m)
+    stale = mem.records.get_docs("default", ENTITIES, [eid])[0]["stale"]
+    assert unsupported(mem.records.get_docs("default", ENTITIES, [eid])[0]) and {w["message_id"] for w in stale} == set(legacy["sources"])
+    fresh = {"sources": ["m0"], "source_refs": [["c1", "m0"]], "stale": [{"chat_id": "c2", "message_id": "m0"}]}
+    assert not unsupported(fresh)  # c2's m0 is another message
+    confirm(fresh, ["m0"], "c1")
+    assert fresh["stale"] == [{"chat_id": "c2", "message_id": "m0"}]  # found again in c1: c2's entry stays
+    mem.close()

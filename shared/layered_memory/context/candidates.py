@@ -162,12 +162,15 @@ def fact_candidates(core: Kernel, scope: Any, user_id: str, text: str, vector: A
 
         items, ids = [], []
         for e in kn.search_entities(text, k=FACT_K, vector=vector):
-            if e["relevance"] <= 0 or unsupported({"sources": e["sources"], "stale": (e.get("metadata") or {}).get("stale")}):
+            provenance = {"sources": e["sources"], "source_refs": e.get("source_refs"), "stale": (e.get("metadata") or {}).get("stale")}
+            if e["relevance"] <= 0 or unsupported(provenance):
                 continue  # only edited or deleted messages said it
             edges = [r for r in kn.query_graph(e["entity_name"], max_depth=1)["edges"] if not unsupported(r)][:3]
             facts = "; ".join(f"{r['source_name']} {r['type']} {r['target_name']}" for r in edges)
             meta = e.get("metadata") or {}
-            sources = tuple(f"{c}|{m}" for c in (meta.get("chat_ids") or [])[:5] for m in (e.get("sources") or [])[-20:])
+            refs = e.get("source_refs")  # chat and id; a fact written before them: every pair of its chats and ids
+            sources = (tuple(f"{c}|{m}" for c, m in refs[-20:]) if refs
+                       else tuple(f"{c}|{m}" for c in (meta.get("chat_ids") or [])[:5] for m in (e.get("sources") or [])[-20:]))
             body = f"{e['entity_name']} ({e['entity_type']}): {e['description']}" + (f" | {facts}" if facts else "")
             items.append(MemoryLine(body, f"kg:{e['entity_id']}", None, "fact", sources=sources))
             ids.append(point_id(scope.tenant, ENTITY_KIND, e["entity_id"]))

@@ -184,7 +184,7 @@ class KnowledgeRuntime:
             previous = store.profile(user_id)
             new = build_profile(own[-1].user_name or user_id, own, previous["profile_text"] if previous else "", caller)
             if new is not None:
-                store.update_profile(user_id, own[-1].user_name, new, now=now, sources=[m.message_id for m in own])
+                store.update_profile(user_id, own[-1].user_name, new, now=now, sources=[m.message_id for m in own], chat_id=chat_id)
                 self.profile_cache.pop((tenant, user_id), None)
                 profiles += 1
         logger.info("knowledge: %d entities, %d relations (%d superseded), %d profiles", len(entities), written, superseded, profiles)
@@ -258,6 +258,7 @@ class Knowledge:
         return [{
             "entity_id": i, "entity_name": by_id[i]["entity_name"], "entity_type": by_id[i]["entity_type"],
             "description": by_id[i].get("description", ""), "sources": by_id[i].get("sources", []),
+            **({"source_refs": by_id[i]["source_refs"]} if by_id[i].get("source_refs") else {}),
             "relevance": round(s, 6),
             "metadata": {"mentions": by_id[i].get("mentions"), "chat_ids": by_id[i].get("chat_ids"), "history": by_id[i].get("history", []),
                          "stale": by_id[i].get("stale", [])},

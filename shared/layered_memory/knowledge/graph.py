@@ -7,7 +7,10 @@ Collections (per tenant): ``kg_entities`` (``<entity_id>``), ``kg_relations`` (`
 Updates are incremental (seed 4.3.1) and keep history instead of deleting:
 
 * every fact carries ``sources`` (message ids), ``chat_ids`` and ``user_ids`` (authors of those
-  messages; a handle bound to a user sees only facts with that user among them);
+  messages; a handle bound to a user sees only facts with that user among them), and ``source_refs``:
+  the same messages as ``[chat_id, message_id]`` pairs, since ids repeat across chats (Telegram numbers
+  each chat's messages from 1), so a fact read in two chats names each of its messages exactly. A fact
+  written before ``source_refs`` has only ``sources``, which the staleness rules then read as before;
 * a changed entity description moves the old one to ``history``;
 * an ``exclusive`` relation (lives_in, works_at) marks the source's older relations of the same type
   to other targets ``status="superseded"`` with ``superseded_by`` and ``valid_until``;
@@ -44,16 +47,39 @@ def _merge_list(old: Sequence[str], new: Sequence[str], cap: int = MAX_SOURCES) 
     return list(dict.fromkeys([*old, *new]))[-cap:]
 
 
+def merge_refs(old: Sequence[Sequence[str]], chat_id: str, message_ids: Sequence[str], cap: int = MAX_SOURCES) -> list[list[str]]:
+    """``source_refs`` with the messages ``message_ids`` of ``chat_id`` added (newest last, at most ``cap``)."""
+    pairs = dict.fromkeys([*(tuple(r) for r in old), *((chat_id, m) for m in message_ids)])
+    return [list(p) for p in pairs][-cap:]
+
+
+def add_refs(doc: dict[str, Any], chat_id: str | None, message_ids: Sequence[str], cap: int = MAX_SOURCES) -> None:
+    """Name ``message_ids`` of ``chat_id`` in the fact's ``source_refs`` (call before merging them into
+    ``sources``). A fact written before ``source_refs`` keeps none: pairs for its newest sources only
+    would read its older ones as gone."""
+    if chat_id is None or (doc.get("sources") and "source_refs" not in doc):
+        return
+    doc["source_refs"] = merge_refs(doc.get("source_refs") or [], chat_id, message_ids, cap)
+
+
 def unsupported(doc: dict[str, Any]) -> bool:
-    """Whether only stale messages support the fact: every source was edited or deleted since (``stale.py``)."""
-    stale = {w.get("message_id") for w in doc.get("stale") or []}
-    return bool(stale) and set(doc.get("sources") or []) <= stale
+    """Whether only stale messages support the fact: every source was edited or deleted since (``stale.py``).
+    Read by ``source_refs`` (chat and id) when the fact has them, else by message id alone."""
+    stale = doc.get("stale") or []
+    if not stale:
+        return False
+    refs = doc.get("source_refs")
+    if refs:
+        return {tuple(r) for r in refs} <= {(w.get("chat_id"), w.get("message_id")) for w in stale}
+    return set(doc.get("sources") or []) <= {w.get("message_id") for w in stale}
 
 
-def confirm(doc: dict[str, Any], message_ids: Sequence[str]) -> None:
-    """A new extraction read these messages and found the fact again: their stale entries go."""
+def confirm(doc: dict[str, Any], message_ids: Sequence[str], chat_id: str | None = None) -> None:
+    """A new extraction read these messages (of ``chat_id``; None: of any chat) and found the fact again:
+    their stale entries go."""
     if doc.get("stale"):
-        doc["stale"] = [w for w in doc["stale"] if w.get("message_id") not in message_ids]
+        ids = set(message_ids)
+        doc["stale"] = [w for w in doc["stale"] if w.get("message_id") not in ids or (chat_id is not None and w.get("chat_id") != chat_id)]
 
 
 class KnowledgeStore:
@@ -126,9 +152,10 @@ class KnowledgeStore:
                 doc["description"] = e["description"]
             if doc.get("entity_type") == "OTHER" and e["entity_type"] != "OTHER":
                 doc["entity_type"] = e["entity_type"]
-            confirm(doc, e["message_ids"])  # read again and found again: no longer stale for those messages
+            confirm(doc, e["message_ids"], chat_id)  # read again and found again: no longer stale for those messages
             doc["mentions"] = int(doc.get("mentions", 0)) + e["mentions"]
             doc["confidence"] = max(float(doc.get("confidence", 0)), e["confidence"])
+            add_refs(doc, chat_id, e["message_ids"])
             doc["sources"] = _merge_list(doc["sources"], e["message_ids"])
             doc["chat_ids"] = _merge_list(doc["chat_ids"], [chat_id], 100)
             doc["user_ids"] = _merge_list(doc["user_ids"], users, 1000)
@@ -153,7 +180,8 @@ class KnowledgeStore:
                 "target": r["target_entity"], "relation_type": r["relation_type"], "sources": [], "chat_ids": [],
                 "user_ids": [], "create_time": now,
             }
-            confirm(doc, r["message_ids"])
+            confirm(doc, r["message_ids"], chat_id)
+            add_refs(doc, chat_id, r["message_ids"])
             doc.update({
                 "description": r["description"] or doc.get("description", ""), "confidence": r["confidence"],
                 "exclusive": r["exclusive"], "status": "current", "superseded_by": None, "valid_until": None,
@@ -174,7 +202,10 @@ class KnowledgeStore:
             self.records.put_docs(self.tenant, IN, {f"{d['target_id']}|{rid}": {} for rid, d in writes.items()})
         return len(writes), superseded
 
-    def update_profile(self, user_id: str, user_name: str, new: dict[str, Any], *, now: str, sources: Sequence[str]) -> dict[str, Any]:
+    def update_profile(self, user_id: str, user_name: str, new: dict[str, Any], *, now: str, sources: Sequence[str],
+                       chat_id: str | None = None) -> dict[str, Any]:
+        """Merge a new profile extraction from the messages ``sources`` (of ``chat_id``, which names them in
+        ``source_refs``)."""
         doc = self.profile(user_id) or {
             "user_id": user_id, "user_name": user_name, "profile_text": "", "preferences": [], "traits": [],
             "history": [], "sources": [], "version": 0, "create_time": now,
@@ -189,15 +220,19 @@ class KnowledgeStore:
             if any(q["value"] == p["value"] for q in same):
                 for q in same:
                     if q["value"] == p["value"]:
+                        add_refs(q, chat_id, sources, 20)
                         q["sources"] = _merge_list(q.get("sources", []), sources, 20)
                         q["confidence"] = max(q["confidence"], p["confidence"])
                 continue
             for q in same:
                 q.update({"status": "superseded", "superseded_by": p["value"], "valid_until": now})
-            prefs.append({**p, "status": "current", "since": now, "sources": list(sources)[-20:]})
+            pref = {**p, "status": "current", "since": now, "sources": []}
+            add_refs(pref, chat_id, sources, 20)
+            prefs.append({**pref, "sources": list(sources)[-20:]})
         traits = {t["trait_name"].casefold(): t for t in doc["traits"]}
         for t in new["traits"]:
             traits[t["trait_name"].casefold()] = t
+        add_refs(doc, chat_id, sources, 100)
         doc.update({
             "user_name": user_name or doc.get("user_name", ""), "preferences": prefs, "traits": list(traits.values()),
             "sources": _merge_list(doc["sources"], sources, 100), "version": int(doc.get("version", 0)) + 1, "update_time": now,
@@ -242,5 +277,6 @@ class KnowledgeStore:
             "edges": [{"id": r["relation_id"], "source": r["source_id"], "target": r["target_id"], "source_name": r["source"],
                        "target_name": r["target"], "type": r["relation_type"], "description": r.get("description", ""),
                        "status": r.get("status", "current"), "superseded_by": r.get("superseded_by"),
-                       "sources": r.get("sources", []), "stale": r.get("stale", [])} for r in edges.values()],
+                       "sources": r.get("sources", []), "stale": r.get("stale", []),
+                       **({"source_refs": r["source_refs"]} if r.get("source_refs") else {})} for r in edges.values()],
         }

@@ -1,7 +1,9 @@
 """Facts whose source message was edited or deleted (``mem.edit_message`` / ``mem.delete_message``).
 
-Facts keep their provenance (``graph.py``): entities and relations carry ``sources`` (message ids) and
-``chat_ids``, a profile and its preferences their ``sources``. When a message the tier extracted from
+Facts keep their provenance (``graph.py``): entities and relations carry ``sources`` (message ids),
+``chat_ids`` and ``source_refs`` (``[chat_id, message_id]`` pairs: ids repeat across chats), a profile and its
+preferences their ``sources`` and ``source_refs``; a fact written before ``source_refs`` is matched by id
+within its chats. When a message the tier extracted from
 changes, every fact naming it gets a ``stale`` entry ``{"reason": "edit"|"delete", "chat_id", "message_id",
 "at"}``; nothing is rewritten or deleted, so the history stays readable.
 
@@ -52,34 +54,35 @@ def mark_stale_many(records: RecordStore, tenant: str, whys: dict[MessageRef, di
     gets the ``why`` of every listed message it names. Idempotent. Returns how many facts were marked."""
     if not whys:
         return 0
-    by_id: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-    for ref, why in whys.items():
-        by_id.setdefault(ref.message_id, []).append((ref.chat_id, why))
     marked = 0
     for collection in (ENTITIES, RELATIONS):
-        hits = {}
-        for k, d in iter_docs(records, tenant, collection):
-            chats = d.get("chat_ids") or []
-            named = [why for m in d.get("sources") or [] for chat, why in by_id.get(m, ()) if chat in chats]
-            for why in named:
-                _add(d, why)
-            if named:
-                hits[k] = d
+        hits = {k: d for k, d in iter_docs(records, tenant, collection) if _mark(d, whys)}
         if hits:
             records.put_docs(tenant, collection, hits)
             marked += len(hits)
     profile = records.get_docs(tenant, PROFILES, [user_id])[0]
-    named = [why for m in (profile or {}).get("sources") or [] for _, why in by_id.get(m, ())]
-    if profile and named:
+    if profile and _mark(profile, whys, chats=None):
         for pref in profile.get("preferences") or []:
-            for m in pref.get("sources") or []:
-                for _, why in by_id.get(m, ()):
-                    _add(pref, why)
-        for why in named:
-            _add(profile, why)
+            _mark(pref, whys, chats=None)
         records.put_docs(tenant, PROFILES, {user_id: profile})
         marked += 1
     return marked
+
+
+def _mark(doc: dict[str, Any], whys: dict[MessageRef, dict[str, Any]], chats: str | None = "chat_ids") -> bool:
+    """Add the ``why`` of each listed message the fact names; whether it named one. By ``source_refs`` (chat
+    and id) when the fact has them; else by id, within the fact's ``chats`` field (None: any chat of the
+    user's, as a profile's sources are)."""
+    refs = doc.get("source_refs")
+    if refs:
+        named = [whys[MessageRef(c, m)] for c, m in refs if MessageRef(c, m) in whys]
+    else:
+        ids = set(doc.get("sources") or [])
+        within = set(doc.get(chats) or []) if chats is not None else None
+        named = [w for ref, w in whys.items() if ref.message_id in ids and (within is None or ref.chat_id in within)]
+    for why in named:
+        _add(doc, why)
+    return bool(named)
 
 
 def queue_reextract(records: RecordStore, tenant: str, msg: Message) -> None:

@@ -74,8 +74,10 @@ def _attach_sources(u: LayeredMemory, facts: list[dict[str, Any]], chats_of: Any
     wanted: list[tuple[str, str]] = []
     per_fact = []
     for f in facts:
-        mids = list(f.get("sources") or [])[-SOURCES_SHOWN:]
-        refs = [(c, m) for m in mids for c in chats_of(f)]
+        if f.get("source_refs"):  # each message with its chat
+            refs = [(c, m) for c, m in f["source_refs"][-SOURCES_SHOWN:]]
+        else:  # a fact written before source_refs: its ids in each of its chats
+            refs = [(c, m) for m in list(f.get("sources") or [])[-SOURCES_SHOWN:] for c in chats_of(f)]
         per_fact.append(refs)
         wanted.extend(refs)
     found = access.readable(u, wanted)
