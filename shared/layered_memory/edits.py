@@ -258,8 +258,9 @@ def after_delete(core: Kernel, tenant: str, gone: Mapping[str, Any], why: dict[s
     nxt = reindex_next(core, tenant, ref.chat_id, seq, gone.get("create_time"))
     if not core.records.count_messages(tenant, user_id=user, session_key=session):
         core.sessions.drop(tenant, user, session)  # its last message: as clear_session, registration and summary go
-    else:
-        mark_stale(core.records, tenant, user, session, seq, why, chat_id=ref.chat_id)
+    # the author's summary (when it stays) and the chat's: a group's summary of everyone's messages quotes the
+    # deleted text even when it was its author's last message there
+    mark_stale(core.records, tenant, user, session, seq, why, chat_id=ref.chat_id)
     on_deleted(core, tenant, dict(gone), why)
     _facts(core, tenant, ref, user, gone.get("topic_id"), seq, why)
     return nxt

@@ -238,6 +238,7 @@ def test_clear_session_takes_its_messages_out_of_topics_and_facts(tmp_path: Any)
     mem.process()
     latest = mem.topics.summary(shared)  # type: ignore[arg-type]
     assert latest is not None and OLD not in latest.content
+    assert OLD not in (mem.get_summary("u2", "c1") or "")  # the group's session summary, rebuilt from what is left
     assert mem.doctor()["ok"]
     mem.close()
 
@@ -305,4 +306,18 @@ def test_a_fact_written_before_source_refs_is_still_read_by_id_within_its_chats(
     assert not unsupported(fresh)  # c2's m0 is another message
     confirm(fresh, ["m0"], "c1")
     assert fresh["stale"] == [{"chat_id": "c2", "message_id": "m0"}]  # found again in c1: c2's entry stays
+    mem.close()
+
+
+def test_deleting_a_members_last_message_in_a_group_marks_the_groups_summary_stale(tmp_path: Any) -> None:
+    mem = make(tmp_path, model=Scripted())
+    trip = rows(TRIP, replies=True)
+    trip[0]["user_id"] = "u2"  # u2's only message in the chat holds the canary
+    mem.add_messages(trip)
+    mem.process()
+    assert OLD in (mem.get_summary("u1", "c1") or "")  # the group's summary of everyone's messages
+    assert mem.delete_message("c1", "m0")
+    assert OLD not in mem.get_context_for_user("u1", "c1", query="Zurich payments review").text  # stale: left out
+    mem.process()
+    assert OLD not in (mem.get_summary("u1", "c1") or "") and "Zurich" in (mem.get_summary("u1", "c1") or "")
     mem.close()
