@@ -321,3 +321,26 @@ def test_deleting_a_members_last_message_in_a_group_marks_the_groups_summary_sta
     mem.process()
     assert OLD not in (mem.get_summary("u1", "c1") or "") and "Zurich" in (mem.get_summary("u1", "c1") or "")
     mem.close()
+
+
+@pytest.mark.parametrize("change", ["edit", "delete"])
+def test_the_topic_tools_leave_out_a_stale_summary_until_it_is_rewritten(tmp_path: Any, change: str) -> None:
+    from layered_memory.tools import topic_search_tool
+
+    mem = make(tmp_path, model=Scripted())
+    mem.add_messages(rows(TRIP, replies=True))
+    mem.process()
+    assert OLD in topic_search_tool(mem, "Zurich payments review")  # the summary and its keywords quote m0
+    assert any(OLD in h.text for h in mem.topics.quick_search("Zurich payments review").hits)
+    if change == "edit":
+        mem.edit_message("c1", "m0", content="we fly to Zurich for the payments review")
+    else:
+        mem.delete_message("c1", "m0")
+    shown = topic_search_tool(mem, "Zurich payments review")  # what a model calling the tool reads
+    assert "Trip and deploy" in shown and OLD not in shown and "Summary:" not in shown  # the topic, without its summary
+    assert not any(OLD in h.text for h in mem.topics.quick_search("Zurich payments review").hits)
+    assert mem.topics.search_summaries("Zurich payments", k=5)[0].meta.get("stale") is True  # the API still flags it
+    mem.process()
+    shown = topic_search_tool(mem, "Zurich payments review")
+    assert "Summary:" in shown and OLD not in shown
+    mem.close()

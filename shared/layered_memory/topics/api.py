@@ -454,6 +454,14 @@ class Topics:
             return frozenset()
         return (view or self._view()).chats
 
+    def _fresh(self, hits: list[Any]) -> list[Any]:
+        """Summary hits without the stale ones: a summary that quotes an edited or deleted message is left out
+        until process() rewrites it, as the context does (the topic's flag decides; the point's may lag)."""
+        if not hits:
+            return hits
+        docs = {d["topic_id"]: d for d in self.store.get(list({h.meta["topic_id"] for h in hits})) if d is not None}
+        return [h for h in hits if not h.meta.get("stale") and not (docs.get(h.meta["topic_id"]) or {}).get("summary_stale")]
+
     # -- the two searches of seed 1.1 ----------------------------------------------------------------------
     def quick_search(self, query: str, *, chat_id: str | None = None, user_id: str | None = None, k: int = 5) -> SearchResult:
         """Fast hybrid search over messages and topic summaries, fused by RRF (the default context source)."""
@@ -465,7 +473,7 @@ class Topics:
         if uid and uid != self.scope.bound_user:  # a bound handle's spec already is its user's (and member chats') messages
             filters["user_id"] = uid
         msg_res = self._search_messages(query, filters, k)
-        sums = self.search_summaries(query, chat_id=chat_id, user_id=uid, k=k)
+        sums = self._fresh(self.search_summaries(query, chat_id=chat_id, user_id=uid, k=k))
         by_id = {h.id: h for h in [*msg_res.hits, *sums]}
         fused = rrf([[h.id for h in msg_res.hits], [h.id for h in sums]], k=self.core.settings.retrieval.rrf_k, limit=k)
         hits = [by_id[i].model_copy(update={"score": s}) for i, s in fused]
@@ -483,6 +491,7 @@ class Topics:
         view = self._view()
         chats = self._chats_of(uid, view)
         sums = self.rt.summarizer(self.tenant).search(query, chat_id=chat_id, user_id=uid, k=max(k * 2, 10), chats=chats)
+        sums = [(p, sc) for p, sc in sums if not p.get("stale")]  # quotes an edited or deleted message: no vote, not shown
         filters: dict[str, Any] = {}
         if chat_id:
             filters["chat_id"] = chat_id
@@ -519,12 +528,13 @@ class Topics:
                         want.append(r["id"])
             refs = [MessageRef(doc["chat_id"], mid) for mid in want]
             msgs = sorted((m for m in reader.get(refs) if m is not None), key=lambda m: (m.create_time, m.seq or 0))
-            summ = latest.get(tid)
+            summ = None if doc.get("summary_stale") else latest.get(tid)  # stale: left out until process() rewrites it
             out.append(TopicHit(
                 topic_id=tid, title=doc["title"], chat_id=doc["chat_id"], score=score,
                 summary=summ["content"] if summ else None, summary_version=int(doc.get("summary_version") or 0),
                 summary_quality=quality_brief(summ),
-                keywords=list((doc.get("keywords") or {}).keys()), start_time=doc["create_time"], end_time=doc["update_time"],
+                keywords=[] if doc.get("summary_stale") else list((doc.get("keywords") or {}).keys()),  # written with the summary
+                start_time=doc["create_time"], end_time=doc["update_time"],
                 message_count=doc.get("message_count", 0), is_active=doc.get("is_active", True),
                 messages=[_message_dict(m) for m in msgs],
             ))
