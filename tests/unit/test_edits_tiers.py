@@ -344,3 +344,18 @@ def test_the_topic_tools_leave_out_a_stale_summary_until_it_is_rewritten(tmp_pat
     shown = topic_search_tool(mem, "Zurich payments review")
     assert "Summary:" in shown and OLD not in shown
     mem.close()
+
+
+def test_a_profile_whose_every_message_was_cleared_leaves_the_context(tmp_path: Any) -> None:
+    mem = make(tmp_path, model=Scripted())
+    mem.add_messages(rows(["I moved to Kazan last spring", "Kazan is lovely in May", "the Kazan flat has a balcony"], replies=True)
+                     + rows(["we also visited Lisbon once", "Lisbon had great food", "I might go back to Lisbon"], chat="c2", replies=True))
+    mem.process()
+    assert ["c2", "m0"] in mem.knowledge.get_profile("u1")["source_refs"]  # type: ignore[index]  # both chats built it
+    assert "profile: travels a lot" in mem.get_context_for_user("u1", "c9", query="where do I live?").text
+    mem.clear_session("u1", "c1")
+    assert "profile: travels a lot" in mem.get_context_for_user("u1", "c9", query="where do I live?").text  # c2 still supports it
+    mem.clear_session("u1", "c2")
+    assert "profile:" not in mem.get_context_for_user("u1", "c9", query="where do I live?").text
+    assert mem.knowledge.get_profile("u1") is not None  # kept, marked: facts are never deleted by a clear
+    mem.close()

@@ -151,7 +151,7 @@ def fact_candidates(core: Kernel, scope: Any, user_id: str, text: str, vector: A
         if prof:
             when = _when(prof.get("update_time"))
             terms = partial(terms_of, core.analyzer)
-            if prof.get("profile_text"):
+            if prof.get("profile_text") and not unsupported(prof):  # every message it was drawn from edited or deleted: left out
                 item = MemoryLine(str(prof["profile_text"]), f"profile:{user_id}", when, "profile")
                 out.append(Candidate(item, "memory", "profile", PROFILE_VALUE, term_set=terms(item.text)))
             prefs = [f"{p['key']}={p['value']}" for p in prof.get("preferences", []) if p.get("status", "current") == "current" and not unsupported(p)]
