@@ -96,3 +96,45 @@ def test_redis_down_is_one_clear_error_without_hanging():
     with pytest.raises(BackendUnavailable, match=f"127.0.0.1:{port}"):
         LayeredMemory.from_urls(redis_url=f"redis://127.0.0.1:{port}/0", embedder="none")
     assert time.perf_counter() - t0 < 5
+
+
+def _scripted(prompt: str) -> str:
+    """A chat model answering each tier from its prompt's words (titles, summaries, entities, profiles)."""
+    import json
+
+    head = prompt.lstrip()
+    if head.startswith("Extract the important entities"):
+        return json.dumps({"entities": [{"entity_name": "Kazan", "entity_type": "LOCATION", "description": "a city"}] if "Kazan" in prompt else []})
+    if head.startswith("Extract the relations"):
+        return json.dumps({"relations": []})
+    if head.startswith("Build a profile"):
+        return json.dumps({"profile_text": "moved recently", "preferences": [], "traits": []})
+    if head.startswith("Rate how well"):
+        return "8"
+    if head.startswith(("Summarize", "Merge", "You maintain")):
+        return "Summary: " + " ".join(w for w in ("Kazan", "canary42") if w in prompt)
+    return "Kazan move"
+
+
+@pytest.mark.parametrize("kind", SERVER_KINDS)
+def test_clear_session_takes_its_messages_out_of_topics_facts_and_the_groups_summary(request, kind):
+    s = settings()
+    s.topics.summary_every_messages = 3
+    mem = LayeredMemory.from_stores(server_records(request, kind), QdrantVectorIndex.in_memory(), embedder="none", settings=s,
+                                    chat_model=_scripted)
+    texts = ["I moved to Kazan canary42", "Kazan is lovely", "the Kazan flat is big", "Kazan has a kremlin",
+             "Kazan winters are cold", "Kazan summers are hot"]
+    mem.add_messages([{**msg(i, t, user="u1" if i <= 4 else "u2", session="g"), "reply_message_id": f"m{i - 1}" if i > 1 else None}
+                      for i, t in enumerate(texts, 1)])
+    mem.process()
+    topic = mem.topics.topic_of("m1", chat_id="g")
+    assert topic and mem.topics.topic_of("m6", chat_id="g") == topic and "canary42" in (mem.get_summary("u2", "g") or "")
+    assert mem.clear_session("u1", "g") == 4
+    doc = mem.topics.store.get([topic])[0]
+    assert doc["message_count"] == 2 and doc["user_ids"] == ["u2"] and doc["summary_stale"]
+    assert {w["message_id"] for w in mem.knowledge.search_entities("Kazan")[0]["metadata"]["stale"]} >= {"m1"}
+    assert "canary42" not in mem.get_context_for_user("u2", "g", query="Kazan").text
+    mem.process()
+    assert "canary42" not in (mem.get_summary("u2", "g") or "") and "canary42" not in mem.topics.summary(topic).content
+    assert mem.doctor()["ok"]
+    mem.close()
