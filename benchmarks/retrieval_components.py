@@ -350,23 +350,67 @@ CJK_FILLER = ["今天我们去公园散步了", "晚上吃了火锅，非常开�
 
 
 def run_cjk() -> None:
-    from layered_memory.retrieval import Analyzer, BM25Scorer
+    from layered_memory.retrieval import Analyzer
 
-    docs = [d for _, rel, neg in CJK_CASES for d in (rel, neg)] + CJK_FILLER
-    print(f"Chinese set: {len(CJK_CASES)} queries, each with a relevant doc and a hard negative, {len(docs)} docs")
+    run_pairs("Chinese set", CJK_CASES, CJK_FILLER,
+              [("bigrams (+ unigram for 1-char runs)", Analyzer(cjk_unigrams=False)), ("bigrams + all unigrams (default)", Analyzer())])
+
+
+# --------------------------------------------------------------------------- Korean: whole words vs + syllable bigrams
+
+# (query, relevant doc, hard negative sharing the query's particles and endings but not its word)
+KOREAN_CASES = [
+    ("서울 회의는 언제예요?", "다음 주에 서울에서 회의가 있어요", "다음 주에 부산에서 회의가 있어요"),
+    ("회의", "내일 오후에 회의가 있어", "내일 오후에 친구를 만나"),
+    ("비행기가 왜 늦었어요?", "비행기가 두 시간 늦게 출발했어요", "기차가 두 시간 늦게 출발했어요"),
+    ("강아지 산책", "우리 강아지는 산책을 좋아해요", "우리 고양이는 집에 있는 걸 좋아해요"),
+    ("생일 선물", "엄마 생일 선물로 꽃을 샀어요", "엄마가 선물로 꽃을 보냈어요"),
+    ("병원에 언제 갔어요?", "어제 병원에 다녀왔어요", "어제 학교에 다녀왔어요"),
+    ("비밀번호", "비밀번호를 잊어버렸어요", "전화번호를 잊어버렸어요"),
+    ("데이터베이스 연결", "데이터베이스 연결이 실패했습니다", "데이터 백업은 성공했습니다"),
+    ("제주도 여행", "여름에 제주도로 여행을 가요", "여름에 바다로 놀러 가요"),
+    ("커피", "아침마다 커피를 마셔요", "아침마다 우유를 마셔요"),
+    ("이사", "다음 달에 대전으로 이사해요", "다음 달에 대전으로 출장 가요"),
+    ("월급이 들어왔어?", "이번 달 월급이 들어왔어요", "이번 달 용돈이 들어왔어요"),
+    ("치과 예약", "오늘 치과 예약이 있어요", "오늘 미용실에 가요"),
+    ("축구", "주말에 친구들과 축구를 했어요", "주말에 친구들과 농구를 했어요"),
+    ("김치찌개", "점심으로 김치찌개를 먹었어요", "점심으로 김밥을 먹었어요"),
+    ("영어 수업", "영어 수업은 월요일에 있어요", "수학 시험은 월요일에 있어요"),
+    ("노트북", "새 노트북을 샀어요", "새 노트를 샀어요"),
+    ("휴가는 언제 떠나요?", "팔월에 휴가를 떠나요", "팔월에 출장을 떠나요"),
+    ("결혼식", "토요일에 친구 결혼식이 있어요", "토요일에 친구 집들이가 있어요"),
+    ("Redis 에러", "Redis에서 에러가 계속 나요", "서버에서 경고가 계속 나요"),
+]
+KOREAN_FILLER = ["오늘 날씨가 좋네요", "저녁에 영화를 봤어요", "책을 읽고 있어요", "공원에서 산책했어요",
+                 "내일 일찍 일어나야 해요", "점심 뭐 먹을까요", "주말에 쉬고 싶어요", "아이들이 학교에 갔어요"]
+
+
+def run_pairs(title: str, cases: list[tuple[str, str, str]], filler: list[str], analyzers: list[tuple[str, object]]) -> None:
+    """BM25 alone over the cases' docs and the filler: per analyzer, top-1, relevant above its hard negative, MRR."""
+    from layered_memory.retrieval import BM25Scorer
+
+    docs = [d for _, rel, neg in cases for d in (rel, neg)] + filler
+    print(f"{title}: {len(cases)} queries, each with a relevant doc and a hard negative, {len(docs)} docs")
     print("| analyzer | top-1 correct | relevant above its hard negative | MRR |")
     print("|---|---|---|---|")
-    for name, an in (("bigrams (+ unigram for 1-char runs)", Analyzer(cjk_unigrams=False)), ("bigrams + all unigrams (default)", Analyzer())):
-        scorer = BM25Scorer([an.terms(d) for d in docs])
+    for name, an in analyzers:
+        scorer = BM25Scorer([an.terms(d) for d in docs])  # type: ignore[attr-defined]
         top1 = above = 0
         mrr = 0.0
-        for i, (q, _, _) in enumerate(CJK_CASES):
-            scores = scorer.get_scores(an.terms(q))
+        for i, (q, _, _) in enumerate(cases):
+            scores = scorer.get_scores(an.terms(q))  # type: ignore[attr-defined]
             order = list(np.argsort(-scores, kind="stable"))
             top1 += order[0] == 2 * i
             above += scores[2 * i] > scores[2 * i + 1]
             mrr += 1.0 / (order.index(2 * i) + 1)
-        print(f"| {name} | {top1}/{len(CJK_CASES)} | {above}/{len(CJK_CASES)} | {mrr / len(CJK_CASES):.3f} |")
+        print(f"| {name} | {top1}/{len(cases)} | {above}/{len(cases)} | {mrr / len(cases):.3f} |")
+
+
+def run_korean() -> None:
+    from layered_memory.retrieval import Analyzer
+
+    run_pairs("Korean set", KOREAN_CASES, KOREAN_FILLER,
+              [("whole words", Analyzer(hangul_bigrams=False)), ("whole words + syllable bigrams (default)", Analyzer())])
 
 
 # --------------------------------------------------------------------------- speed
@@ -441,20 +485,23 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--embed-only", action="store_true", help="fill the embedding cache and exit")
     ap.add_argument("--speed", action="store_true", help="analyzer and BM25Scorer speed")
     ap.add_argument("--cjk", action="store_true", help="Chinese bigrams vs bigrams+unigrams")
+    ap.add_argument("--korean", action="store_true", help="Korean whole words vs + syllable bigrams")
     args = ap.parse_args(argv)
     if args.rrf_k:
         args.rrf_k = [int(k) if float(k).is_integer() else k for k in args.rrf_k]
     os.makedirs(args.cache, exist_ok=True)
     if args.cjk:
         run_cjk()
+    if args.korean:
+        run_korean()
         print()
     if args.speed:
         run_speed(load_locomo(args.locomo) if args.locomo else None)
         print()
     if args.locomo and not args.speed:
         run_locomo(args)
-    elif not (args.cjk or args.speed):
-        ap.error("give --locomo PATH (and/or --speed / --cjk)")
+    elif not (args.cjk or args.korean or args.speed):
+        ap.error("give --locomo PATH (and/or --speed / --cjk / --korean)")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import pytest
 from server_stores import SERVER_KINDS, server_records
 
 from layered_memory import BackendUnavailable, LayeredMemory, LayeredMemorySettings
+from layered_memory.retrieval.bm25 import TERMS_VERSION
 from layered_memory.stores.qdrant_server import QdrantVectorIndex
 
 pytestmark = pytest.mark.redis
@@ -67,11 +68,11 @@ def test_the_bm25_marker_on_server_stores(redis_mem):
         redis_mem.tenant(tenant).add_messages([msg(i, t) for i, t in enumerate(TEXTS, 1)])
     assert redis_mem.flush(60) and redis_mem.doctor()["bm25"] == {}
     redis_mem.index.set_bm25("lm_messages", {"terms": 0})
-    assert "terms 0 -> 1" in redis_mem.doctor()["bm25"]["lm_messages"]
+    assert f"terms 0 -> {TERMS_VERSION}" in redis_mem.doctor()["bm25"]["lm_messages"]
     redis_mem.reindex()
     assert list(redis_mem.doctor()["bm25"]) == ["lm_messages"]  # the other tenant's points are still old
     redis_mem.tenant("other").reindex()
-    assert redis_mem.doctor()["bm25"] == {} and redis_mem.index.info("lm_messages")["schema"]["bm25"]["terms"] == 1
+    assert redis_mem.doctor()["bm25"] == {} and redis_mem.index.info("lm_messages")["schema"]["bm25"]["terms"] == TERMS_VERSION
     assert redis_mem.search("payments pod crash", k=1).hits[0].id == "m3"
 
 

@@ -18,6 +18,12 @@ joined by ``. _ - / \\ : @ ? = & % ~ +``), then per token:
   negative): bigrams only top-1 17/20, MRR 0.854; bigrams + unigrams top-1 18/20, MRR 0.950, and
   the relevant doc still above its hard negative 20/20 (高铁票 vs 火车票: the rarer bigrams
   dominate). Unigrams rescue queries whose word is split in the text (买票 / 买了两张票).
+* a Korean word (a run of Hangul syllables, also where it follows a Latin word without a space:
+  "Redis에서" is ``redi`` and ``에서``) is kept whole and, from three syllables on, also as its overlapping
+  syllable bigrams (``hangul_bigrams=False``: whole words only). Korean attaches its particles and endings
+  to the word ("서울에서", "서울입니다", "회의가"), so a whole word alone rarely meets the question's; the
+  bigram of a two-syllable stem ("서울", "회의": most nouns) does, as Lucene's CJK analyzer bigrams Hangul.
+  Measured in ``benchmarks/retrieval_components.py --korean`` (docs/search.md).
 
 Russian gets one documented extension over Snowball: a stem of six or more letters ending in a
 consonant + ``к`` loses the ``к``, so the ``-ка`` nominalisations meet their verbs
@@ -73,9 +79,10 @@ RU_STOPWORDS = frozenset(
 )
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3005\u3006"
-_WORD = rf"[^\W_{_CJK}]+"
+_HANGUL = "\uac00-\ud7a3"  # precomposed syllables: a Korean word with its particles ("서울에서")
+_WORD = rf"[^\W_{_CJK}{_HANGUL}]+"
 _JOIN = r"[._\-/\\:@?=&%~+]+"
-_TOKEN_RE = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>{_WORD}(?:{_JOIN}{_WORD})*[+#]*)")
+_TOKEN_RE = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<hangul>[{_HANGUL}]+)|(?P<word>{_WORD}(?:{_JOIN}{_WORD})*[+#]*)")
 _LEVEL1_RE = re.compile(r"[/\\:@?=&%~]+")  # path, URL, e-mail, query-string separators
 _LEVEL2_RE = re.compile(r"[._\-+#]+")  # dotted names, snake_case, kebab-case
 _CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+")
@@ -126,10 +133,11 @@ class Analyzer:
     threads for reading (the cache is a plain dict; races only recompute a stem).
     """
 
-    def __init__(self, *, stem: bool = True, stopwords: bool = True, cjk_unigrams: bool = True) -> None:
+    def __init__(self, *, stem: bool = True, stopwords: bool = True, cjk_unigrams: bool = True, hangul_bigrams: bool = True) -> None:
         self.stem = stem
         self.stopwords = EN_STOPWORDS | RU_STOPWORDS if stopwords else frozenset()
         self.cjk_unigrams = cjk_unigrams
+        self.hangul_bigrams = hangul_bigrams
         self._stemmers = {"en": Stemmer.Stemmer("english"), "ru": Stemmer.Stemmer("russian")}
         self._cache: dict[str, str] = {}
         self._lang_cache: dict[tuple[str, str], str] = {}
@@ -149,6 +157,10 @@ class Analyzer:
             cjk = m.group("cjk")
             if cjk is not None:
                 self._cjk(cjk, out)
+                continue
+            hangul = m.group("hangul")
+            if hangul is not None:
+                self._hangul(hangul, out)
                 continue
             tok = m.group("word")
             if tok.isalpha() and (tok.islower() or tok.isupper() or tok[1:].islower()):  # _plain, inlined: the write path
@@ -207,6 +219,12 @@ class Analyzer:
                 else:
                     for i in range(len(cjk) - 1):
                         out.append((start + i, start + i + 2, (cjk[i : i + 2], cjk[i], cjk[i + 1])))
+                continue
+            hangul = m.group("hangul")
+            if hangul is not None:
+                terms_h: list[str] = []
+                self._hangul(hangul, terms_h)
+                out.append((start, m.end(), tuple(terms_h)))
                 continue
             tok = m.group("word")
             terms: list[str] = []
@@ -351,6 +369,11 @@ class Analyzer:
             for sub in subs:
                 if sub:
                     self._word(sub, out, seen)
+
+    def _hangul(self, word: str, out: list[str]) -> None:
+        out.append(word)
+        if self.hangul_bigrams and len(word) > 2:
+            out.extend(word[i : i + 2] for i in range(len(word) - 1))
 
     def _cjk(self, run: str, out: list[str]) -> None:
         n = len(run)

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "BM25Encoder", "BM25Scorer", "term_id", "idf", "DEFAULT_K1", "DEFAULT_B", "DEFAULT_AVGDL", "TERMS_VERSION", "marker",
+    "BM25Encoder", "BM25Scorer", "term_id", "idf", "DEFAULT_K1", "DEFAULT_B", "DEFAULT_AVGDL", "TERMS_CHANGES", "TERMS_VERSION", "marker",
     "marker_change",
 ]
 
@@ -51,7 +51,12 @@ DEFAULT_AVGDL = 20.0  # a chat message is ~10-30 terms; only used until real len
 # encoding, so a collection records what its vectors were written with (``marker``) and the doctor can tell
 # vectors written before a change (docs/search.md lists the versions). 1: Snowball stems, CJK bigrams, the
 # Russian six-letter prefixes, the stopwords and stems of Spanish, German, French, Portuguese and Italian.
-TERMS_VERSION = 1
+# Each later version says what changed (``TERMS_CHANGES``), so a warning can say whether a store is concerned.
+TERMS_VERSION = 2
+TERMS_CHANGES = {
+    2: "Korean words also count by their syllable bigrams, and Hangul is split from a Latin word or number written "
+       "against it; a store without Korean text has the same terms",
+}
 _MARKED = ("k1", "b", "avgdl", "message_k1", "message_b", "message_avgdl")
 
 
@@ -67,7 +72,12 @@ def marker_change(stored: Mapping[str, Any] | None, current: Mapping[str, Any]) 
         return "its sparse vectors were written by a release that recorded nothing about them (before " \
                "the Russian prefixes and the Latin-language stems, or with other BM25 settings)"
     changed = [f"{key} {stored.get(key)!r} -> {value!r}" for key, value in current.items() if stored.get(key) != value]
-    return f"its sparse vectors were written with other BM25 terms or settings ({', '.join(changed)})" if changed else None
+    if not changed:
+        return None
+    since = stored.get("terms") if isinstance(stored.get("terms"), int) else 0
+    notes = [f"terms {v}: {TERMS_CHANGES[v]}" for v in sorted(TERMS_CHANGES) if since < v <= int(current.get("terms") or 0)]
+    return f"its sparse vectors were written with other BM25 terms or settings ({', '.join(changed)})" + \
+        (f" [{'; '.join(notes)}]" if notes else "")
 
 
 def term_id(term: str) -> int:

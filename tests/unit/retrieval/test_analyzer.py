@@ -93,6 +93,22 @@ def test_chinese_split_word_found_with_unigrams(an):
     assert scorer.top_k(an.terms("买票"), 3)[0][0] == 0
 
 
+def test_korean_words_whole_and_as_syllable_bigrams(an):
+    assert an.terms("서울에서 회의가") == ["서울에서", "서울", "울에", "에서", "회의가", "회의", "의가"]
+    assert an.terms("서울") == ["서울"]  # a two-syllable word is its own bigram
+    assert Analyzer(hangul_bigrams=False).terms("서울에서 회의가") == ["서울에서", "회의가"]
+    assert an.terms("Redis에서 에러") == ["redi", "에서", "에러"]  # split from the Latin word written against it
+    assert set(an.terms("서울")) <= set(an.terms("다음 주에 서울에서 만나요"))
+
+
+def test_a_korean_question_finds_its_noun_behind_another_particle(an):
+    docs = ["다음 주에 서울에서 회의가 있어요", "다음 주에 부산에서 회의가 있어요", "오늘 날씨가 좋네요"]
+    scorer = BM25Scorer([an.terms(d) for d in docs])
+    assert scorer.top_k(an.terms("서울 회의는 언제예요?"), 3)[0][0] == 0
+    whole = Analyzer(hangul_bigrams=False)  # whole words: "서울" meets neither "서울에서" nor anything else
+    assert BM25Scorer([whole.terms(d) for d in docs]).get_scores(whole.terms("서울")).max() == 0
+
+
 def test_detect_lang(an):
     assert an.detect_lang("I installed the server yesterday") == "en"
     assert an.detect_lang("Я установил сервер вчера") == "ru"
@@ -104,9 +120,9 @@ def test_detect_lang(an):
 
 
 def test_spans_point_into_text(an):
-    text, spans = an.spans("Installing psycopg2 高铁票")
-    assert [text[s:e] for s, e, _ in spans] == ["Installing", "psycopg2", "高铁", "铁票"]
-    assert spans[0][2] == ("instal",)
+    text, spans = an.spans("Installing psycopg2 高铁票 서울에서")
+    assert [text[s:e] for s, e, _ in spans] == ["Installing", "psycopg2", "高铁", "铁票", "서울에서"]
+    assert spans[0][2] == ("instal",) and spans[-1][2] == ("서울에서", "서울", "울에", "에서")
 
 
 def test_bm25_adds_a_russian_stems_prefix_and_nothing_else(an):

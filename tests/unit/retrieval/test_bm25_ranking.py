@@ -80,3 +80,15 @@ def test_documents_and_items_find_a_russian_derived_word_too(tmp_path):
         mem.flush()
         assert [h.meta["source"] for h in mem.documents.vector_rag("Когда переезжаем?", k=2, route="bm25").hits] == ["plan"]
         assert [it.key for it in mem.items.search(("notes",), query="Куда переезжаем?", limit=2)] == ["move"]
+
+
+def test_a_korean_question_finds_the_message_without_an_embedder(tmp_path):
+    """Without an embedder the search is BM25 alone: "서울" must meet "서울에서", "Redis" meet "Redis에서"."""
+    t0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    texts = ["다음 주에 서울에서 회의가 있어요", "다음 주에 부산에서 회의가 있어요", "Redis에서 에러가 계속 나요", "서버에서 경고가 계속 나요"]
+    with LayeredMemory.embedded(tmp_path, embedder="none") as mem:
+        mem.add_messages([{"message_id": f"m{i}", "chat_id": f"c{i}", "user_id": "u", "content": t, "create_time": t0 + timedelta(minutes=i)}
+                          for i, t in enumerate(texts)])
+        mem.flush()
+        assert mem.search("서울 회의는 언제예요?", k=4).hits[0].id == "m0"
+        assert mem.search("Redis 에러", k=4).hits[0].id == "m2"
