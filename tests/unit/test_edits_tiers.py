@@ -337,7 +337,7 @@ def test_the_topic_tools_leave_out_a_stale_summary_until_it_is_rewritten(tmp_pat
     else:
         mem.delete_message("c1", "m0")
     shown = topic_search_tool(mem, "Zurich payments review")  # what a model calling the tool reads
-    assert "Trip and deploy" in shown and OLD not in shown and "Summary:" not in shown  # the topic, without its summary
+    assert "pack warm clothes" in shown and OLD not in shown and "Summary:" not in shown  # the topic, without its summary
     assert not any(OLD in h.text for h in mem.topics.quick_search("Zurich payments review").hits)
     assert mem.topics.search_summaries("Zurich payments", k=5)[0].meta.get("stale") is True  # the API still flags it
     mem.process()
@@ -358,4 +358,40 @@ def test_a_profile_whose_every_message_was_cleared_leaves_the_context(tmp_path: 
     mem.clear_session("u1", "c2")
     assert "profile:" not in mem.get_context_for_user("u1", "c9", query="where do I live?").text
     assert mem.knowledge.get_profile("u1") is not None  # kept, marked: facts are never deleted by a clear
+    mem.close()
+
+
+@pytest.mark.parametrize("change", ["edit", "delete"])
+def test_a_topic_titled_from_a_changed_message_is_titled_again(tmp_path: Any, change: str) -> None:
+    from layered_memory.tools import topic_search_tool
+
+    mem = make(tmp_path)  # no chat model: a topic is titled by its first message's keywords
+    mem.add_messages(rows(TRIP, replies=True))
+    mem.process()
+    topic = mem.topics.topic_of("m1", chat_id="c1")
+    assert OLD in mem.topics.get(topic).title  # type: ignore[arg-type,union-attr]
+    if change == "edit":
+        mem.edit_message("c1", "m0", content="we fly to Zurich for the quarterly review")
+    else:
+        mem.delete_message("c1", "m0")
+    title = mem.topics.get(topic).title  # type: ignore[arg-type,union-attr]
+    assert OLD not in title and "zurich" in title.casefold()
+    assert OLD not in topic_search_tool(mem, "Zurich trip")
+    mem.delete_message("c1", "m3")  # not the title's message: the title stays
+    assert mem.topics.get(topic).title == title  # type: ignore[arg-type,union-attr]
+    mem.close()
+
+
+def test_with_a_chat_model_the_next_summary_titles_it_again(tmp_path: Any) -> None:
+    model = Scripted()
+    mem = make(tmp_path, model=model)
+    mem.add_messages(rows(TRIP, replies=True))
+    mem.process()
+    topic = mem.topics.topic_of("m1", chat_id="c1")
+    mem.delete_message("c1", "m0")
+    doc = mem.topics.store.get([topic])[0]
+    assert doc["title"] == "flight zurich leaves nine" and doc["title_stale"]  # type: ignore[index]  # keywords until then
+    mem.process()  # the summary quoted m0: rewritten, and the model titles the topic from its first message now
+    doc = mem.topics.store.get([topic])[0]
+    assert doc["title"] == "Trip and deploy" and "title_stale" not in doc  # type: ignore[index,operator]
     mem.close()

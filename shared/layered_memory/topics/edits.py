@@ -11,6 +11,9 @@
 * A deleted message leaves its topic (membership row, counter, recent ids); the summary that covered it is
   marked stale; a topic left without messages goes with its summaries and their point (its title came from
   the deleted text). A cleared session's messages leave their topics the same way, one pass per topic.
+* A topic whose title was written from the edited or deleted message (its first one) is titled again at
+  once by the keywords of its first message now (no model call on the write path), and with a chat model by
+  the model when its summary is next written (``title_stale``).
 
 Every step is idempotent: the engine's delete intent (or the ``topic_rethread`` marker, removed last) runs it
 again after a crash.
@@ -25,7 +28,7 @@ from ..index.points import point_id
 from ..models import Message, MessageRef
 from .store import ACTIVE, JOBS, SUMMARIES, TOPIC_MSGS, TOPICS, TopicStore, seq_key
 from .summaries import KIND
-from .threader import Threader, content_terms, message_vectors, rank_topics
+from .threader import Threader, content_terms, keyword_title, message_vectors, rank_topics
 
 if TYPE_CHECKING:
     from ..kernel import Kernel
@@ -65,12 +68,27 @@ def _leave(core: Kernel, store: TopicStore, topic: dict[str, Any], members: list
         drop_topic(core, store, topic)
         return
     gone = {message_id for message_id, _ in members}
+    rows = store.members(tid)
     topic["message_count"] = count
     topic["recent"] = [i for i in topic.get("recent") or [] if i not in gone]
-    topic["user_ids"] = sorted({r["u"] for r in store.members(tid) if r.get("u")})  # who still took part
+    topic["user_ids"] = sorted({r["u"] for r in rows if r.get("u")})  # who still took part
+    if any(int(seq or 0) == int(topic.get("first_seq") or 0) for _, seq in members) and rows:  # the title's message left
+        first = core.records.get_messages(store.tenant, store.member_refs(topic, rows[:1]))[0]
+        if first is not None:
+            _retitle(core, topic, first)
     if why is not None and any(_covers(topic, seq) for _, seq in members):
         _mark_summary_stale(core, store, topic, why)
     store.put([topic])
+
+
+def _retitle(core: Kernel, topic: dict[str, Any], first: Message) -> None:
+    """The topic's title came from a message that was edited or left: titled now by the keywords of ``first``
+    (its first message now; no model call on the write path), and, with a chat model, by the model at the
+    topic's next summary (``title_stale``)."""
+    topic["title"] = keyword_title(first.content, core.analyzer)
+    topic["first_seq"] = int(first.seq or 0)
+    if core.chat_model is not None:
+        topic["title_stale"] = True
 
 
 def drop_topic(core: Kernel, store: TopicStore, topic: dict[str, Any]) -> None:
@@ -96,8 +114,12 @@ def on_edited(core: Kernel, tenant: str, msg: Message, why: dict[str, Any]) -> N
     topic = store.get([msg.topic_id])[0]
     if topic is None:
         return
+    retitled = int(msg.seq or 0) == int(topic.get("first_seq") or 0)  # the title was written from the old text
+    if retitled:
+        _retitle(core, topic, msg)
     if _covers(topic, msg.seq):
         _mark_summary_stale(core, store, topic, why)
+    if retitled or _covers(topic, msg.seq):
         store.put([topic])
     core.records.put_docs(tenant, RETHREAD, {
         f"{seq_key(msg.seq)}|{msg.chat_id}|{msg.message_id}": {"chat_id": msg.chat_id, "message_id": msg.message_id, "topic_id": msg.topic_id},
