@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from .edits import after_clear
 from .errors import InvalidInputError
 from .index.intents import INTENTS, drop_intent, put_intent
-from .models import Message, MessageRef, check_id
+from .models import Message, MessageRef, check_id, iso
 
 if TYPE_CHECKING:
     from .index import Scope
@@ -152,13 +152,14 @@ class MessageWrites:
 
 def cleared(core: Kernel, tenant: str, user_id: str, session_key: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """What a clear of a user's messages (of one session, or all) must take out of the derived tiers once the
-    records are gone: the chat_id, message_id, seq and topic_id of each threaded message, and per chat and
+    records are gone: the chat_id, message_id, seq, topic_id and create_time of each threaded message, and per chat and
     session the first seq (a group chat's summary of everyone's messages covers them)."""
     threaded: list[dict[str, Any]] = []
     first: dict[tuple[str, str], int] = {}
     after = 0
     while batch := core.records.scan_messages(tenant, user_id=user_id, session_key=session_key, after_seq=after, limit=1000):
-        threaded += [{"chat_id": m.chat_id, "message_id": m.message_id, "seq": m.seq, "topic_id": m.topic_id} for m in batch if m.topic_id]
+        threaded += [{"chat_id": m.chat_id, "message_id": m.message_id, "seq": m.seq, "topic_id": m.topic_id,
+                      "create_time": iso(m.create_time)} for m in batch if m.topic_id]
         for m in batch:
             first.setdefault((m.chat_id, m.session_key), int(m.seq or 0))
         after = int(batch[-1].seq or 0)

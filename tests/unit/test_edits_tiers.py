@@ -339,7 +339,11 @@ def test_the_topic_tools_leave_out_a_stale_summary_until_it_is_rewritten(tmp_pat
     shown = topic_search_tool(mem, "Zurich payments review")  # what a model calling the tool reads
     assert "pack warm clothes" in shown and OLD not in shown and "Summary:" not in shown  # the topic, without its summary
     assert not any(OLD in h.text for h in mem.topics.quick_search("Zurich payments review").hits)
-    assert mem.topics.search_summaries("Zurich payments", k=5)[0].meta.get("stale") is True  # the API still flags it
+    found = mem.topics.search_summaries("Zurich payments", k=5)
+    if change == "edit":
+        assert found[0].meta.get("stale") is True  # the API still returns it, flagged
+    else:
+        assert found == []  # a delete redacts the summaries written over the message: no point until the next version
     mem.process()
     shown = topic_search_tool(mem, "Zurich payments review")
     assert "Summary:" in shown and OLD not in shown
@@ -394,4 +398,40 @@ def test_with_a_chat_model_the_next_summary_titles_it_again(tmp_path: Any) -> No
     mem.process()  # the summary quoted m0: rewritten, and the model titles the topic from its first message now
     doc = mem.topics.store.get([topic])[0]
     assert doc["title"] == "Trip and deploy" and "title_stale" not in doc  # type: ignore[index,operator]
+    mem.close()
+
+
+def test_a_delete_redacts_the_summary_versions_written_over_the_message(tmp_path: Any) -> None:
+    mem = make(tmp_path, model=Scripted())
+    trip = rows(TRIP, replies=True)
+    trip[0]["user_id"] = "u2"  # u2 deletes its message; u1 reads the topic's history
+    mem.add_messages(trip)
+    mem.process()
+    topic = mem.topics.topic_of("m1", chat_id="c1")
+    u1 = mem.for_user("u1")
+    assert [OLD in v.content for v in u1.topics.summaries(topic)] == [True]  # type: ignore[arg-type]
+    mem.delete_message("c1", "m0")
+    versions = u1.topics.summaries(topic)  # type: ignore[arg-type]
+    assert [v.content for v in versions] == [""] and OLD not in str(versions[0].metadata)
+    assert mem.doctor()["ok"]  # no point is expected until the next version
+    mem.process()
+    versions = u1.topics.summaries(topic)  # type: ignore[arg-type]
+    assert len(versions) == 2 and versions[-1].content and not any(OLD in v.content for v in versions)
+    assert mem.topics.search_summaries("Zurich", k=5) and mem.doctor()["ok"]
+    mem.close()
+
+
+def test_a_version_written_before_the_deleted_message_stays_whole(tmp_path: Any) -> None:
+    mem = make(tmp_path, model=Scripted())
+    trip = rows(TRIP + [f"the {OLD} review moved to Friday", "noted, Friday then", "see you in Zurich"], replies=True)
+    mem.add_messages([{**r, "content": r["content"].replace(f" {OLD}", "")} if r["message_id"] == "m0" else r for r in trip[:6]])
+    mem.process()
+    topic = mem.topics.topic_of("m1", chat_id="c1")
+    mem.add_messages(trip[6:])
+    mem.process()
+    before = [v.content for v in mem.topics.summaries(topic)]  # type: ignore[arg-type]
+    assert len(before) == 2 and OLD not in before[0] and OLD in before[1]
+    mem.delete_message("c1", "m6")  # said after the first version was written
+    after = [v.content for v in mem.topics.summaries(topic)]  # type: ignore[arg-type]
+    assert after == [before[0], ""]
     mem.close()

@@ -25,7 +25,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from ..index.points import point_id
-from ..models import Message, MessageRef
+from ..models import Message, MessageRef, parse_time
 from .store import ACTIVE, JOBS, SUMMARIES, TOPIC_MSGS, TOPICS, TopicStore, seq_key
 from .summaries import KIND
 from .threader import Threader, content_terms, keyword_title, message_vectors, rank_topics
@@ -57,28 +57,46 @@ def _mark_summary_stale(core: Kernel, store: TopicStore, topic: dict[str, Any], 
             logger.debug("flagging the summary point of topic %s failed (%s)", topic["topic_id"], exc)
 
 
-def _leave(core: Kernel, store: TopicStore, topic: dict[str, Any], members: list[tuple[str, int | None]],
+def _leave(core: Kernel, store: TopicStore, topic: dict[str, Any], members: list[tuple[str, int | None, str | None]],
            why: dict[str, Any] | None) -> None:
-    """Messages (``(message_id, seq)`` pairs) leave the topic: membership rows, counter, recent ids; a topic
-    left empty goes."""
+    """Messages (``(message_id, seq, create_time)``; the time only of deleted ones) leave the topic: membership
+    rows, counter, recent ids; a topic left empty goes. A deleted message's text leaves the summaries too."""
     tid = topic["topic_id"]
-    core.records.delete_docs(store.tenant, TOPIC_MSGS, [f"{tid}|{seq_key(seq)}" for _, seq in members])
+    core.records.delete_docs(store.tenant, TOPIC_MSGS, [f"{tid}|{seq_key(seq)}" for _, seq, _ in members])
     count = store.member_count(tid)
     if count == 0:
         drop_topic(core, store, topic)
         return
-    gone = {message_id for message_id, _ in members}
+    gone = {message_id for message_id, _, _ in members}
     rows = store.members(tid)
     topic["message_count"] = count
     topic["recent"] = [i for i in topic.get("recent") or [] if i not in gone]
     topic["user_ids"] = sorted({r["u"] for r in rows if r.get("u")})  # who still took part
-    if any(int(seq or 0) == int(topic.get("first_seq") or 0) for _, seq in members) and rows:  # the title's message left
+    if any(int(seq or 0) == int(topic.get("first_seq") or 0) for _, seq, _ in members) and rows:  # the title's message left
         first = core.records.get_messages(store.tenant, store.member_refs(topic, rows[:1]))[0]
         if first is not None:
             _retitle(core, topic, first)
-    if why is not None and any(_covers(topic, seq) for _, seq in members):
+    if why is not None and any(_covers(topic, seq) for _, seq, _ in members):
         _mark_summary_stale(core, store, topic, why)
+        times = [t for _, seq, t in members if t and _covers(topic, seq)]
+        if times:
+            _redact(core, store, topic, min(times), why)
     store.put([topic])
+
+
+def _redact(core: Kernel, store: TopicStore, topic: dict[str, Any], since: str, why: dict[str, Any]) -> None:
+    """A deleted message's words leave the summary history: every version written over it (its messages end at
+    ``since`` or later; a version carries the one before it) loses its text, keywords and title, and the topic's
+    point goes until ``process()`` writes the next version (``summary_redacted``). Older versions stay whole."""
+    tid, at = topic["topic_id"], parse_time("since", since)
+    hit = {k: {**d, "content": "", "keywords": {}, "title": topic["title"], "redacted": why}
+           for k, d in core.records.list_docs(store.tenant, SUMMARIES, prefix=f"{tid}|", limit=_ALL)
+           if not d.get("redacted") and parse_time("end_time", (d.get("metadata") or {}).get("end_time") or since) >= at}
+    if hit:
+        core.records.put_docs(store.tenant, SUMMARIES, hit)
+    topic["summary_redacted"] = True
+    if core.index is not None:  # a failure leaves a point the doctor reports as an orphan and removes
+        core.index.delete(core.indexer.collection, ids=[point_id(store.tenant, KIND, tid)])
 
 
 def _retitle(core: Kernel, topic: dict[str, Any], first: Message) -> None:
@@ -134,7 +152,7 @@ def on_deleted(core: Kernel, tenant: str, gone: dict[str, Any], why: dict[str, A
     store = TopicStore(core.records, tenant)
     topic = store.get([gone["topic_id"]])[0]
     if topic is not None:
-        _leave(core, store, topic, [(gone["message_id"], gone["seq"])], why)
+        _leave(core, store, topic, [(gone["message_id"], gone["seq"], gone.get("create_time"))], why)
 
 
 def on_cleared(core: Kernel, tenant: str, gone: list[dict[str, Any]], at: str) -> None:
@@ -142,10 +160,10 @@ def on_cleared(core: Kernel, tenant: str, gone: list[dict[str, Any]], at: str) -
     their topics, one pass per topic: a topic made only of them goes with its summaries, one that keeps other
     messages (another session's, another member's) has its summary marked stale when it covered any of them."""
     core.records.delete_docs(tenant, RETHREAD, [f"{seq_key(g['seq'])}|{g['chat_id']}|{g['message_id']}" for g in gone])
-    by_topic: dict[str, list[tuple[str, int | None]]] = {}
+    by_topic: dict[str, list[tuple[str, int | None, str | None]]] = {}
     for g in gone:
         if g.get("topic_id"):
-            by_topic.setdefault(g["topic_id"], []).append((g["message_id"], g["seq"]))
+            by_topic.setdefault(g["topic_id"], []).append((g["message_id"], g["seq"], g.get("create_time")))
     store = TopicStore(core.records, tenant)
     for topic in store.get(list(by_topic)):
         if topic is not None:
@@ -190,11 +208,11 @@ def rethread(core: Kernel, store: TopicStore, caller: ModelCaller) -> int:
                 if msg is not None and old is not None and msg.topic_id != old["topic_id"]:
                     # moved by a run that stopped before removing this marker: the old row must not stay
                     if core.records.get_docs(tenant, TOPIC_MSGS, [f"{old['topic_id']}|{seq_key(msg.seq)}"])[0] is not None:
-                        _leave(core, store, old, [(msg.message_id, msg.seq)], None)
+                        _leave(core, store, old, [(msg.message_id, msg.seq, None)], None)
                 elif msg is not None and old is not None and not fits:
                     store.enqueue([(msg.seq, msg.message_id, msg.chat_id)])  # first: a stop after it threads it again
                     core.records.update_messages(tenant, [msg.model_copy(update={"topic_id": None})])
-                    _leave(core, store, old, [(msg.message_id, msg.seq)], None)
+                    _leave(core, store, old, [(msg.message_id, msg.seq, None)], None)
                     moved += 1
                 core.records.delete_docs(tenant, RETHREAD, [key])
     if moved:

@@ -51,7 +51,9 @@ class SummaryKind(RecordKind):
 
     def check(self, tenant: str, repair: bool) -> dict[str, int]:
         core = self.core
-        topics = {d["topic_id"]: d for _, d in iter_docs(core.records, tenant, TOPICS, page=PAGE) if d.get("summary_version")}
+        # a topic whose summary text was redacted (a deleted message) has no point until its next version
+        topics = {d["topic_id"]: d for _, d in iter_docs(core.records, tenant, TOPICS, page=PAGE)
+                  if d.get("summary_version") and not d.get("summary_redacted")}
         expected = {point_id(tenant, KIND, t): t for t in topics}
         if core.index is None:
             return report(len(expected), 0, 0, 0)
@@ -83,7 +85,7 @@ class SummaryKind(RecordKind):
         core = self.core
         if core.index is None:
             return 0
-        topics = [d for _, d in iter_docs(core.records, tenant, TOPICS, page=PAGE) if d.get("summary_version")]
+        topics = [d for _, d in iter_docs(core.records, tenant, TOPICS, page=PAGE) if d.get("summary_version") and not d.get("summary_redacted")]
         summarizer = self._summarizer(tenant)
         n = 0
         for start in range(0, len(topics), 256):

@@ -250,6 +250,7 @@ class Summarizer:
             "last_summary_time": iso(now), "keywords": keywords,
         })
         topic.pop("summary_stale", None)
+        topic.pop("summary_redacted", None)  # its point is written again below (or by the caller's batch)
         self.store.put([topic])
         if index:
             self.index_summaries([doc])
