@@ -235,9 +235,15 @@ class SessionSummaries:
         return f"{user_id}|{session_id}", {"user_id": user_id, "session_key": session_id}
 
     def get_summary(self, user_id: str | None, session_id: str) -> str | None:
+        """The session's summary (a group chat's: everyone's messages), None when there is none. A summary
+        marked stale (it may quote an edited or deleted message) is read as the context reads it: rebuilt
+        now without a chat model, None until ``process()`` with one."""
         session_id = check_id("session_id", session_id)  # type: ignore[assignment]
-        key, _ = self._subject(self._user(user_id), session_id)
+        user = self._user(user_id)
+        key, _ = self._subject(user, session_id)
         doc = self._runtime.records.get_docs(self.tenant_id, SUMMARIES, [key])[0]
+        if doc and doc.get("stale"):
+            return self.current(user, session_id)
         return doc["text"] if doc else None
 
     def refresh_summary(self, user_id: str | None, session_id: str, *, force: bool = False) -> str | None:
