@@ -410,9 +410,11 @@ def test_a_delete_redacts_the_summary_versions_written_over_the_message(tmp_path
     topic = mem.topics.topic_of("m1", chat_id="c1")
     u1 = mem.for_user("u1")
     assert [OLD in v.content for v in u1.topics.summaries(topic)] == [True]  # type: ignore[arg-type]
+    assert OLD in (u1.topics.get(topic).keywords or {})  # type: ignore[arg-type,union-attr]
     mem.delete_message("c1", "m0")
     versions = u1.topics.summaries(topic)  # type: ignore[arg-type]
     assert [v.content for v in versions] == [""] and OLD not in str(versions[0].metadata)
+    assert OLD not in str(u1.topics.get(topic))  # type: ignore[arg-type]  # the topic's keywords went with them
     assert mem.doctor()["ok"]  # no point is expected until the next version
     mem.process()
     versions = u1.topics.summaries(topic)  # type: ignore[arg-type]

@@ -86,8 +86,9 @@ def _leave(core: Kernel, store: TopicStore, topic: dict[str, Any], members: list
 
 def _redact(core: Kernel, store: TopicStore, topic: dict[str, Any], since: str, why: dict[str, Any]) -> None:
     """A deleted message's words leave the summary history: every version written over it (its messages end at
-    ``since`` or later; a version carries the one before it) loses its text, keywords and title, and the topic's
-    point goes until ``process()`` writes the next version (``summary_redacted``). Older versions stay whole."""
+    ``since`` or later; a version carries the one before it) loses its text, keywords and title, the topic its
+    keywords, and the topic's point goes until ``process()`` writes the next version (``summary_redacted``).
+    Older versions stay whole."""
     tid, at = topic["topic_id"], parse_time("since", since)
     hit = {k: {**d, "content": "", "keywords": {}, "title": topic["title"], "redacted": why}
            for k, d in core.records.list_docs(store.tenant, SUMMARIES, prefix=f"{tid}|", limit=_ALL)
@@ -95,6 +96,7 @@ def _redact(core: Kernel, store: TopicStore, topic: dict[str, Any], since: str, 
     if hit:
         core.records.put_docs(store.tenant, SUMMARIES, hit)
     topic["summary_redacted"] = True
+    topic["keywords"] = {}  # written with the summary (``mem.topics.get``): the next version writes them again
     if core.index is not None:  # a failure leaves a point the doctor reports as an orphan and removes
         core.index.delete(core.indexer.collection, ids=[point_id(store.tenant, KIND, tid)])
 
