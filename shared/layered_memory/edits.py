@@ -227,6 +227,17 @@ def _facts(core: Kernel, tenant: str, ref: MessageRef, user_id: str, topic_id: s
         core.records.delete_docs(tenant, REEXTRACT, [f"{ref.chat_id}|{ref.message_id}"])
 
 
+def _discard_cached(core: Kernel, tenant: str, refs: list[MessageRef]) -> None:
+    """Deleted messages out of the recent cache; a failure is logged (an entry expires with its TTL, and reads
+    fall back to the records, which are gone)."""
+    cache = core.topics.cache
+    if cache is not None:
+        try:
+            cache.discard(tenant, refs)
+        except Exception as exc:
+            logger.warning("recent cache discard failed (%s: %s)", type(exc).__name__, exc)
+
+
 def after_edit(core: Kernel, tenant: str, msg: Message, why: dict[str, Any]) -> Message | None:
     """Derived state after a text edit: the next turn's point, summaries, topic, facts. Returns the next turn
     when it is pending for the index again (the caller wakes the writer for it)."""
@@ -249,12 +260,7 @@ def after_delete(core: Kernel, tenant: str, gone: Mapping[str, Any], why: dict[s
     ref = MessageRef(gone["chat_id"], gone["message_id"])
     user, session, seq = gone["user_id"], gone["session_key"], int(gone["seq"] or 0)
     core.indexer.delete_messages(tenant, [ref])
-    cache = core.topics.cache
-    if cache is not None:
-        try:
-            cache.discard(tenant, [ref])
-        except Exception as exc:  # a cache entry expires with its TTL; the record is gone, reads fall back to it
-            logger.warning("recent cache discard failed (%s: %s)", type(exc).__name__, exc)
+    _discard_cached(core, tenant, [ref])
     nxt = reindex_next(core, tenant, ref.chat_id, seq, gone.get("create_time"))
     if not core.records.count_messages(tenant, user_id=user, session_key=session):
         core.sessions.drop(tenant, user, session)  # its last message: as clear_session, registration and summary go
@@ -273,7 +279,7 @@ def after_clear(core: Kernel, tenant: str, user_id: str, gone: list[dict[str, An
     session); the messages leave their topics (a topic made only of them goes with its summaries; another's
     summary is marked stale); the facts extracted from them are marked stale, as a delete of each would.
     Idempotent: the clear intent runs it again after a crash."""
-    from .knowledge.stale import KG_STATE, REEXTRACT, mark_stale_many
+    from .knowledge.stale import REEXTRACT, extracted_many, mark_stale_many
     from .session_summaries import mark_stale
     from .topics.edits import on_cleared
 
@@ -284,18 +290,11 @@ def after_clear(core: Kernel, tenant: str, user_id: str, gone: list[dict[str, An
     if not gone:
         return
     refs = [MessageRef(g["chat_id"], g["message_id"]) for g in gone]
-    cache = core.topics.cache
-    if cache is not None:
-        try:
-            cache.discard(tenant, refs)
-        except Exception as exc:  # a cache entry expires with its TTL; the records are gone, reads fall back to them
-            logger.warning("recent cache discard failed (%s: %s)", type(exc).__name__, exc)
+    _discard_cached(core, tenant, refs)
     on_cleared(core, tenant, gone, at)
-    topics = sorted({g["topic_id"] for g in gone if g.get("topic_id")})
-    cursor = {t: int((d or {}).get("extracted_seq") or 0) for t, d in zip(topics, core.records.get_docs(tenant, KG_STATE, topics))}
-    read = {ref: {"reason": "delete", "chat_id": ref.chat_id, "message_id": ref.message_id, "at": at}
-            for ref, g in zip(refs, gone) if g.get("topic_id") and cursor.get(g["topic_id"], 0) >= int(g.get("seq") or 0)}
-    if mark_stale_many(core.records, tenant, read, user_id):  # the tier read them: what it drew from them is marked
+    read = extracted_many(core.records, tenant, [(g.get("topic_id"), g.get("seq")) for g in gone])
+    whys = {ref: {"reason": "delete", "chat_id": ref.chat_id, "message_id": ref.message_id, "at": at} for ref, r in zip(refs, read) if r}
+    if mark_stale_many(core.records, tenant, whys, user_id):  # the tier read them: what it drew from them is marked
         core.knowledge.forget_profile(tenant, user_id)
     core.records.delete_docs(tenant, REEXTRACT, [f"{r.chat_id}|{r.message_id}" for r in refs])
 

@@ -226,9 +226,8 @@ class KnowledgeStore:
                 continue
             for q in same:
                 q.update({"status": "superseded", "superseded_by": p["value"], "valid_until": now})
-            pref = {**p, "status": "current", "since": now, "sources": []}
-            add_refs(pref, chat_id, sources, 20)
-            prefs.append({**pref, "sources": list(sources)[-20:]})
+            refs = {"source_refs": merge_refs([], chat_id, sources, 20)} if chat_id is not None else {}
+            prefs.append({**p, "status": "current", "since": now, "sources": list(sources)[-20:], **refs})
         traits = {t["trait_name"].casefold(): t for t in doc["traits"]}
         for t in new["traits"]:
             traits[t["trait_name"].casefold()] = t

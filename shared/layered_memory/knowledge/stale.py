@@ -19,6 +19,7 @@ relations once (edits are rare, extraction keeps a few hundred facts per chat).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..models import Message, MessageRef
@@ -32,10 +33,14 @@ MAX_STALE = 50
 
 def extracted(records: RecordStore, tenant: str, topic_id: str | None, seq: int | None) -> bool:
     """Whether the tier has read the message (its topic's extraction cursor is at or past it)."""
-    if not topic_id:
-        return False
-    state = records.get_docs(tenant, KG_STATE, [topic_id])[0]
-    return bool(state) and int(state.get("extracted_seq") or 0) >= int(seq or 0)
+    return extracted_many(records, tenant, [(topic_id, seq)])[0]
+
+
+def extracted_many(records: RecordStore, tenant: str, messages: Sequence[tuple[str | None, int | None]]) -> list[bool]:
+    """``extracted`` for many messages (``(topic_id, seq)`` each), one read of their topics' cursors."""
+    topics = sorted({t for t, _ in messages if t})
+    cursor = {t: int((d or {}).get("extracted_seq") or 0) for t, d in zip(topics, records.get_docs(tenant, KG_STATE, topics)) if d} if topics else {}
+    return [t in cursor and cursor[t] >= int(seq or 0) for t, seq in messages]
 
 
 def _add(doc: dict[str, Any], why: dict[str, Any]) -> dict[str, Any]:
@@ -100,4 +105,5 @@ def reextract_batch(records: RecordStore, tenant: str, limit: int = 50) -> tuple
     return [k for k, _ in rows], by_chat
 
 
-__all__ = ["KG_STATE", "REEXTRACT", "confirm", "extracted", "mark_stale", "mark_stale_many", "queue_reextract", "reextract_batch", "unsupported"]
+__all__ = ["KG_STATE", "REEXTRACT", "confirm", "extracted", "extracted_many", "mark_stale", "mark_stale_many", "queue_reextract",
+           "reextract_batch", "unsupported"]

@@ -45,12 +45,13 @@ def _covers(topic: dict[str, Any], seq: int | None) -> bool:
     return bool(topic.get("summary_version")) and int(seq or 0) <= int(topic.get("covered_seq") or 0)
 
 
-def _mark_summary_stale(core: Kernel, store: TopicStore, topic: dict[str, Any], why: dict[str, Any]) -> None:
-    """The topic's summary quotes a changed message: marked, queued for a rewrite, its point flagged."""
+def _mark_summary_stale(core: Kernel, store: TopicStore, topic: dict[str, Any], why: dict[str, Any], *, flag_point: bool = True) -> None:
+    """The topic's summary quotes a changed message: marked, queued for a rewrite, its point flagged (unless the
+    caller removes the point: ``_redact``)."""
     stale = [w for w in topic.get("summary_stale") or [] if w != why] + [why]
     topic["summary_stale"] = stale[-20:]
     store.add_jobs({topic["topic_id"]: why["reason"]})
-    if core.index is not None:
+    if core.index is not None and flag_point:
         try:
             core.index.set_payload(core.indexer.collection, [point_id(store.tenant, KIND, topic["topic_id"])], {"stale": 1})
         except Exception as exc:  # no point yet (or the index is down): the context reads the topic's flag next time
@@ -77,8 +78,8 @@ def _leave(core: Kernel, store: TopicStore, topic: dict[str, Any], members: list
         if first is not None:
             _retitle(core, topic, first)
     if why is not None and any(_covers(topic, seq) for _, seq, _ in members):
-        _mark_summary_stale(core, store, topic, why)
-        times = [t for _, seq, t in members if t and _covers(topic, seq)]
+        times = [t for _, seq, t in members if t and _covers(topic, seq)]  # deleted ones (an older intent has no time)
+        _mark_summary_stale(core, store, topic, why, flag_point=not times)
         if times:
             _redact(core, store, topic, min(times), why)
     store.put([topic])

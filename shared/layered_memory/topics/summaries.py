@@ -41,7 +41,7 @@ from ..index.scope import member_condition
 from ..session_summaries import extractive_summary
 from .llm import ModelCaller
 from .store import TopicStore
-from .threader import TITLE_PROMPT, clean_title, surface_keywords
+from .threader import model_title, surface_keywords
 
 logger = logging.getLogger(__name__)
 
@@ -221,7 +221,7 @@ class Summarizer:
             previous = prev["content"] if prev else ""
         t0 = time.perf_counter()
         if topic.get("title_stale"):  # its title's message was edited or deleted (``topics.edits``): the model titles it again
-            topic["title"] = self._title(msgs[0].content) or topic["title"]
+            topic["title"] = model_title(self.caller, msgs[0].content) or topic["title"]
             topic.pop("title_stale", None)
         segments = segment_messages(msgs, self.settings.segment_messages)
         content, method = self._generate(topic["title"], segments, previous, msgs)
@@ -256,16 +256,6 @@ class Summarizer:
             self.index_summaries([doc])
         logger.info("topic summary v%d of %s (%s, trigger %s)", version, topic_id, method, trigger)
         return doc
-
-    def _title(self, content: str) -> str:
-        """A model title for a topic starting with ``content`` ('' without a model or when it fails)."""
-        if not self.caller.available:
-            return ""
-        try:
-            return clean_title(self.caller.call(TITLE_PROMPT.format(content=content[:1000]), operation="topic_title"))
-        except Exception as exc:
-            logger.warning("topic title model failed (%s); keeping the keyword title", type(exc).__name__)
-            return ""
 
     # -- index ------------------------------------------------------------------------------------
     def _text(self, doc: dict[str, Any]) -> str:

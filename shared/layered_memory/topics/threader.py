@@ -173,6 +173,18 @@ Use the same language as the message. Answer with the title only, no quotes.
 Message: {content}"""
 
 
+def model_title(caller: ModelCaller, content: str) -> str:
+    """The chat model's title for a topic that starts with ``content`` ('' without a model, or when it fails:
+    the caller falls back to ``keyword_title``)."""
+    if not caller.available:
+        return ""
+    try:
+        return clean_title(caller.call(TITLE_PROMPT.format(content=content[:1000]), operation="topic_title"))
+    except Exception as exc:
+        logger.warning("topic title model failed (%s); using keywords", type(exc).__name__)
+        return ""
+
+
 def clean_title(text: str) -> str:
     line = next((ln for ln in (text or "").splitlines() if ln.strip()), "")
     line = re.sub(r"^(title|标题|主题|название|тема)\s*[:：]\s*", "", line.strip(), flags=re.IGNORECASE)
@@ -366,14 +378,7 @@ class Threader:
         }
 
     def _title(self, content: str) -> str:
-        if self.caller.available:
-            try:
-                title = clean_title(self.caller.call(TITLE_PROMPT.format(content=content[:1000]), operation="topic_title"))
-                if title:
-                    return title
-            except Exception as exc:
-                logger.warning("topic title model failed (%s); using keywords", type(exc).__name__)
-        return keyword_title(content, self.analyzer)
+        return model_title(self.caller, content) or keyword_title(content, self.analyzer)
 
     def _new_topic(self, msg: Message, topic_id: str | None = None) -> dict[str, Any]:
         now = iso(msg.create_time)
