@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from synthconv import FACTS, FILLER, NAMES, REPLIES, THEMES
+from synthconv import FACTS, FILLER, NAMES, REPLIES, THEMES, agree
 
 from layered_memory.models import Message
 
@@ -50,7 +50,7 @@ class Conversation:
 def _message(chat: str, mid: str, speaker: str, text: str, when: datetime, role: str = "user") -> Message:
     uid = "u" + "".join(f"{ord(c):x}" for c in speaker)[:40]  # ids are ASCII
     return Message.build({"message_id": mid, "chat_id": chat, "user_id": uid, "user_name": speaker,
-                         "role": role, "content": text, "create_time": when})
+                         "role": role, "content": agree(text, speaker), "create_time": when})
 
 
 # -- LoCoMo -----------------------------------------------------------------------------------------------

@@ -16,7 +16,9 @@ Two chat styles per language, so a ranker tuned on one kind of data meets the ot
   are session-level ("what did we discuss about my trip to Kyoto?"): the gold is the session.
 
 Questions paraphrase their evidence (other words than the planted turn) and name the value or the
-theme only where a user would. Output (JSON, kept outside the repo)::
+theme only where a user would. A Russian past-tense verb agrees with its speaker (``[получила|получил]``
+in a template, resolved by ``agree``), and a question about oneself is written for the first person (a
+fact's fifth element), not made by putting "я" in the name's place. Output (JSON, kept outside the repo)::
 
     {"conversations": [{"id", "lang", "style", "sessions": [{"id", "date", "turns": [{"speaker", "role", "text"}]}]}],
      "questions": [{"conv", "question", "date", "kind", "evidence": [[session, turn], ...], "sessions": [session, ...]}]}
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import re
 import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -64,21 +67,29 @@ FACTS = {
     ],
     "ru": [
         (["Мы наконец забрали из приюта щенка породы {v}!", "Представляешь, у меня на диване теперь спит щенок, {v}, мы его взяли."],
-         "Какую собаку завела {s}?", ["бигль", "корги", "хаски", "пудель", "такса"], ["Соседская собака опять лаяла всю ночь.", "В парке собаки всегда такие счастливые."]),
-        (["Я каждый вторник вечером хожу на уроки: {v}.", "Начала учиться играть, инструмент {v}, с педагогом два раза в неделю."],
-         "На каком инструменте учится играть {s}?", ["фортепиано", "скрипка", "гитара", "виолончель", "барабаны"], ["У вокзала сегодня играл уличный музыкант.", "Концертный зал в центре закрыли на ремонт."]),
+         "Какую собаку [завела|завёл] {s}?", ["бигль", "корги", "хаски", "пудель", "такса"], ["Соседская собака опять лаяла всю ночь.", "В парке собаки всегда такие счастливые."],
+         "Какую собаку я [завела|завёл]?"),
+        (["Я каждый вторник вечером хожу на уроки: {v}.", "[Начала|Начал] учиться играть, инструмент {v}, с педагогом два раза в неделю."],
+         "На каком инструменте учится играть {s}?", ["фортепиано", "скрипка", "гитара", "виолончель", "барабаны"], ["У вокзала сегодня играл уличный музыкант.", "Концертный зал в центре закрыли на ремонт."],
+         "На каком инструменте я учусь играть?"),
         (["Осенью переезжаем, город {v}, новая работа там.", "С переездом решено: {v}, с октября."],
-         "В какой город переезжает {s}?", ["Лиссабон", "Торонто", "Мельбурн", "Вена", "Осака"], ["Коробки для переезда — худшая часть.", "Мой кузен в прошлом году дважды менял город."]),
-        (["У сестры родилась дочка, назвали {v}.", "Малышка {v} родилась в воскресенье, я теперь тётя!"],
-         "Как зовут племянницу {s}?", ["Мила", "Софья", "Ева", "Нора", "Лиля"], ["Дети меняют всё, особенно сон.", "Сестра всегда хотела большую семью."]),
-        (["В выходные пробежала свой первый забег: {v}, ноги до сих пор болят.", "Финишировала, {v}, быстрее, чем планировала!"],
-         "Какую дистанцию пробежала {s}?", ["полумарафон", "марафон", "десятка", "триатлон", "ультрамарафон"], ["Бегать в такую жару невозможно.", "Купила новые кроссовки, а они скрипят."]),
-        (["Ради эксперимента на месяц перешла на диету: {v}.", "Без мяса и молочного: теперь у меня {v}."],
-         "Какого питания придерживается {s}?", ["веганство", "кето", "палео", "вегетарианство", "средиземноморская"], ["В новой пекарне потрясающий хлеб.", "На этой неделе трижды варила пасту."]),
-        (["Устроилась на новую работу в стартап, должность {v}.", "Вчера подписала оффер, буду работать: {v}."],
-         "Какую должность получила {s}?", ["аналитик данных", "медсестра", "архитектор", "учитель", "шеф-повар"], ["По понедельникам на работе хаос.", "Начальник наконец подписал отпуск."]),
-        (["Праздники провели в походе, {v}, виды нереальные.", "Только вернулась из недельного трекинга: {v}."],
-         "Где ходила в поход {s}?", ["Патагония", "Непал", "Исландия", "Альпы", "Шотландия"], ["Ботинки развалились после той тропы.", "В горах чувствуешь себя крошечным."]),
+         "В какой город переезжает {s}?", ["Лиссабон", "Торонто", "Мельбурн", "Вена", "Осака"], ["Коробки для переезда — худшая часть.", "Мой кузен в прошлом году дважды менял город."],
+         "В какой город я переезжаю?"),
+        (["У сестры родилась дочка, назвали {v}.", "Малышка {v} родилась в воскресенье, я теперь [тётя|дядя]!"],
+         "Как зовут племянницу {sg}?", ["Мила", "Софья", "Ева", "Нора", "Лиля"], ["Дети меняют всё, особенно сон.", "Сестра всегда хотела большую семью."],
+         "Как зовут мою племянницу?"),
+        (["В выходные [пробежала|пробежал] свой первый забег: {v}, ноги до сих пор болят.", "[Финишировала|Финишировал], {v}, быстрее, чем [планировала|планировал]!"],
+         "Какую дистанцию [пробежала|пробежал] {s}?", ["полумарафон", "марафон", "десятка", "триатлон", "ультрамарафон"], ["Бегать в такую жару невозможно.", "[Купила|Купил] новые кроссовки, а они скрипят."],
+         "Какую дистанцию я [пробежала|пробежал]?"),
+        (["Ради эксперимента на месяц [перешла|перешёл] на диету: {v}.", "Без мяса и молочного: теперь у меня {v}."],
+         "Какого питания придерживается {s}?", ["веганство", "кето", "палео", "вегетарианство", "средиземноморская"], ["В новой пекарне потрясающий хлеб.", "На этой неделе трижды [варила|варил] пасту."],
+         "Какого питания я придерживаюсь?"),
+        (["[Устроилась|Устроился] на новую работу в стартап, должность {v}.", "Вчера [подписала|подписал] оффер, буду работать: {v}."],
+         "Какую должность [получила|получил] {s}?", ["аналитик данных", "медсестра", "архитектор", "учитель", "шеф-повар"], ["По понедельникам на работе хаос.", "Начальник наконец подписал отпуск."],
+         "Какую должность я [получила|получил]?"),
+        (["Праздники провели в походе, {v}, виды нереальные.", "Только [вернулась|вернулся] из недельного трекинга: {v}."],
+         "Где [ходила|ходил] в поход {s}?", ["Патагония", "Непал", "Исландия", "Альпы", "Шотландия"], ["Ботинки развалились после той тропы.", "В горах чувствуешь себя крошечным."],
+         "Где я [ходила|ходил] в поход?"),
     ],
     "zh": [
         (["我们终于从收容所领养了一只{v}小狗!", "你猜怎么着,我家沙发上现在睡着一只{v},我们收养的。"],
@@ -119,7 +130,7 @@ THEMES = {
          "Что ты советовал про ремонт, помещение {v}?", ["кухня", "ванная", "мансарда", "подвал", "балкон"]),
         (["На следующей неделе собеседование, позиция {v}, волнуюсь из-за технической части.", "Как отвечать на вопросы о зарплате на позицию {v}?", "Поможешь подготовить истории для собеседования ({v})?"],
          "Как ты помогал мне готовиться к собеседованию, позиция {v}?", ["продакт-менеджер", "бэкенд-разработчик", "UX-дизайнер", "руководитель продаж", "дата-сайентист"]),
-        (["Хочу выращивать на балконе: {v}, но ничего не понимаю в грунте.", "Рассада ({v}) желтеет, я перелива́ю?", "Когда собирать урожай, если это {v}?"],
+        (["Хочу выращивать на балконе: {v}, но ничего не понимаю в грунте.", "Рассада ({v}) желтеет, я переливаю?", "Когда собирать урожай, если это {v}?"],
          "Что ты рассказывал мне про выращивание, культура {v}?", ["помидоры", "клубника", "базилик", "перец", "огурцы"]),
     ],
     "zh": [
@@ -140,7 +151,7 @@ FILLER = {
            "Coffee is the only thing keeping me going.", "The traffic this morning was unbelievable.", "I've been trying to sleep earlier.",
            "My parents visited and we cooked together.", "I keep forgetting to reply to messages.", "There's a new cafe on our street."],
     "ru": ["Честно, неделя пролетела как в тумане.", "Работа почти каждый день держала допоздна.", "Погода всё время меняется: то дождь, то солнце.",
-           "В субботу наконец убралась во всей квартире.", "Телефон теперь садится ещё до обеда.", "Посмотрели документальный фильм про китов.",
+           "В субботу наконец [убралась|убрался] во всей квартире.", "Телефон теперь садится ещё до обеда.", "Посмотрели документальный фильм про китов.",
            "Держусь только на кофе.", "Пробки утром были невероятные.", "Стараюсь ложиться спать пораньше.",
            "Приезжали родители, вместе готовили.", "Всё время забываю отвечать на сообщения.", "На нашей улице открылось новое кафе."],
     "zh": ["说实话这周过得稀里糊涂。", "几乎每天都加班到很晚。", "天气一会儿下雨一会儿出太阳。", "周六我终于把整个屋子打扫了一遍。",
@@ -155,6 +166,16 @@ REPLIES = {
     "zh": ["听起来事情不少,一步一步来。", "好问题;这取决于你的预算和时间。", "我会先考虑这几点:费用、时间以及你最看重什么。", "很多人在这种情况下先从小处着手,之后再调整。"],
 }
 QUESTION_TEMPORAL = {"en": "{q} (in {m} {y})", "ru": "{q} (в {m} {y})", "zh": "{y}年{mi}月,{q}"}
+# Russian past-tense verbs agree with the speaker: "[пробежала|пробежал]" is resolved per speaker.
+MALE = {"Борис", "Глеб", "Егор", "Илья"}
+GENITIVE = {"Анна": "Анны", "Борис": "Бориса", "Вера": "Веры", "Глеб": "Глеба", "Дарья": "Дарьи", "Егор": "Егора",
+            "Жанна": "Жанны", "Илья": "Ильи"}
+_FORMS = re.compile(r"\[([^|\]]*)\|([^|\]]*)\]")
+
+
+def agree(text: str, speaker: str) -> str:
+    """``text`` with each ``[feminine|masculine]`` pair resolved for ``speaker``."""
+    return _FORMS.sub(lambda m: m.group(2 if speaker in MALE else 1), text)
 QUESTION_SELF = {"en": ("{s}", "I", "my"), "ru": ("{s}", "я", "моя"), "zh": ("{s}", "我", "我")}
 
 
@@ -174,7 +195,8 @@ def chat_conversation(lang: str, cid: str, rng: random.Random, n_sessions: int) 
     for s in sessions:  # small talk: filler and the facts' own small talk
         for t in range(rng.randint(8, 12)):
             pool = FILLER[lang] + [x for f in rng.sample(FACTS[lang], 2) for x in f[3]]
-            s["turns"].append({"speaker": (a, b)[t % 2], "role": "user", "text": rng.choice(pool)})
+            speaker = (a, b)[t % 2]
+            s["turns"].append({"speaker": speaker, "role": "user", "text": agree(rng.choice(pool), speaker)})
     questions = []
     for fi, (stmts, q, vals) in enumerate(f[:3] for f in FACTS[lang]):
         v1, v2 = rng.sample(vals, 2)
@@ -187,11 +209,11 @@ def chat_conversation(lang: str, cid: str, rng: random.Random, n_sessions: int) 
         ev = []  # (session, the turn dict): positions are resolved once every fact is planted
         for si, spk, v in ((s1, who, v1), (s2, spk2, v2)):
             turns = sessions[si]["turns"]
-            turn = {"speaker": spk, "role": "user", "text": rng.choice(stmts).format(v=v)}
+            turn = {"speaker": spk, "role": "user", "text": agree(rng.choice(stmts).format(v=v), spk)}
             turns.insert(rng.randrange(1, len(turns)), turn)
             ev.append((si, turn))
         target = ev[0]
-        question = q.format(s=who)
+        question = agree(q.format(s=who, sg=GENITIVE.get(who, who)), who)
         if kind == "temporal":
             d = datetime.fromisoformat(sessions[s1]["date"])
             m = MONTHS[lang][d.month - 1] if lang in MONTHS else ""
@@ -225,7 +247,7 @@ def assistant_conversation(lang: str, cid: str, rng: random.Random, n_sessions: 
             pad = rng.sample(FILLER[lang], rng.randint(2, 4))
             pad.insert(rng.randrange(len(pad) + 1), line.format(v=v))
             theme_turns.append(len(turns))
-            turns.append({"speaker": user, "role": "user", "text": " ".join(pad)})
+            turns.append({"speaker": user, "role": "user", "text": agree(" ".join(pad), user)})
             turns.append({"speaker": "assistant", "role": "assistant", "text": " ".join(rng.sample(REPLIES[lang], 2))})
         stmts, fq, fvals = facts[i % len(facts)][:3]
         fv = rng.choice(fvals)
@@ -233,13 +255,13 @@ def assistant_conversation(lang: str, cid: str, rng: random.Random, n_sessions: 
         pad.insert(rng.randrange(len(pad) + 1), rng.choice(stmts).format(v=fv))
         pos = rng.randrange(1, len(turns) + 1)
         pos -= pos % 2  # a user turn, before an assistant reply
-        turns.insert(pos, {"speaker": user, "role": "user", "text": " ".join(pad)})
+        turns.insert(pos, {"speaker": user, "role": "user", "text": agree(" ".join(pad), user)})
         turns.insert(pos + 1, {"speaker": "assistant", "role": "assistant", "text": rng.choice(REPLIES[lang])})
         theme_turns = [t + 2 if t >= pos else t for t in theme_turns]
         sessions.append({"id": sid, "date": _date(base, i, rng).isoformat(), "turns": turns})
         me = {"en": "I", "ru": "я", "zh": "我", **latin.SELF}[lang]
         if len(facts[i % len(facts)]) > 4:  # a question about oneself of its own (the verb agrees with the person)
-            fact_q = facts[i % len(facts)][4]
+            fact_q = agree(facts[i % len(facts)][4], user)
         else:
             fact_q = fq.format(s=me) if lang != "en" else fq.format(s="I").replace("did I", "did I").replace("is I", "am I").replace("I's", "my")
         questions.append({"conv": cid, "question": fact_q, "kind": "fact", "evidence": [[i, pos]], "sessions": [sid]})
