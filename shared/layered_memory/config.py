@@ -120,6 +120,9 @@ class RetrievalSettings(_Section):
     # How the signals combine: "rules" (fused + weight x signal), "learned" (a logistic model shipped in
     # layered_memory.retrieval.learned, trained on synthetic conversations), "off" (fused score only).
     reranker: Literal["rules", "learned", "off"] = "rules"
+    # With a rerank model (``LayeredMemory(..., rerank_model=...)``, opt-in): how many of a message search's best
+    # hits it reads and reorders (the rest follow in the engine's order; a verbatim match stays first).
+    rerank_depth: int = Field(30, ge=1, le=100)
     adaptive_top: int = Field(3, ge=1, le=50)
     adaptive_power: float = Field(1.0, ge=0, le=4)
     # fusion="confidence" (layered_memory.retrieval.confidence): each side's weight from how much it knows
@@ -328,6 +331,11 @@ class LayeredMemorySettings(BaseSettings):
     # or "openai:<model>@<base_url>" for any OpenAI-compatible /embeddings endpoint.
     embedder: str = "default"
     embedder_api_key: SecretStr | None = None
+    # A model that reranks a message search's best hits (opt-in): "none", or "<model>@<url>" for the rerank API
+    # that Cohere, Jina, Voyage, vLLM and Infinity share (layered_memory.providers.rerankers); objects are passed
+    # to the constructors (``rerank_model=``).
+    rerank_model: str = "none"
+    rerank_model_api_key: SecretStr | None = None
     # "background": add_message returns once the records are durable and the BM25 point is written; a
     # background writer embeds the dense vectors in batches. "sync": embed inline (the add waits for the model).
     index_mode: Literal["background", "sync"] = "background"

@@ -139,7 +139,7 @@ class LayeredMemory:
     @classmethod
     def from_stores(
         cls, records: RecordStore, index: VectorIndex | None, *, embedder: Any = _DEFAULT, chat_model: Any = None,
-        settings: LayeredMemorySettings | None = None, recreate_index: bool = False, repair_index: bool = True,
+        settings: LayeredMemorySettings | None = None, recreate_index: bool = False, repair_index: bool = True, rerank_model: Any = None,
     ) -> LayeredMemory:
         """Build from ready stores (any RecordStore / VectorIndex).
 
@@ -147,15 +147,21 @@ class LayeredMemory:
         every tenant from the RecordStore: the way to switch embedders (a collection keeps one
         embedder's vectors). Otherwise every tenant is checked on open (``doctor.open_check``): delete
         intents are drained, pending messages indexed, and an index behind or ahead of the records
-        is repaired with a warning (with ``repair_index=False`` only the warning: the doctor reports)."""
-        core = build_runtime(records, index, embedder=embedder, chat_model=chat_model, settings=settings, recreate_index=recreate_index)
+        is repaired with a warning (with ``repair_index=False`` only the warning: the doctor reports).
+
+        ``rerank_model`` (opt-in): a model that reorders the best ``retrieval.rerank_depth`` hits of each message
+        search, the context's included: a LangChain document compressor or cross-encoder, a LlamaIndex node
+        postprocessor, a sentence-transformers ``CrossEncoder``, a ``(query, documents) -> scores`` function, or
+        ``"<model>@<url>"`` for a rerank API (``providers.rerankers``; default: ``settings.rerank_model``)."""
+        core = build_runtime(records, index, embedder=embedder, chat_model=chat_model, settings=settings, recreate_index=recreate_index,
+                             rerank_model=rerank_model)
         check_tenants(core, recreate_index=recreate_index, repair_index=repair_index)
         return cls(core, core.settings.tenant)
 
     @classmethod
     def embedded(
         cls, path: str | os.PathLike[str] = ".layered_memory", *, embedder: Any = _DEFAULT, chat_model: Any = None,
-        settings: LayeredMemorySettings | None = None, recreate_index: bool = False, repair_index: bool = True,
+        settings: LayeredMemorySettings | None = None, recreate_index: bool = False, repair_index: bool = True, rerank_model: Any = None,
     ) -> LayeredMemory:
         """SQLite + Qdrant Edge under ``path`` (created if missing). No server.
 
@@ -164,13 +170,13 @@ class LayeredMemory:
         settings = settings or LayeredMemorySettings()
         records, index = embedded_stores(path, settings)
         return cls.from_stores(records, index, embedder=embedder, chat_model=chat_model, settings=settings,
-                               recreate_index=recreate_index, repair_index=repair_index)
+                               recreate_index=recreate_index, repair_index=repair_index, rerank_model=rerank_model)
 
     @classmethod
     def from_urls(
         cls, *, redis_url: str | None = None, postgres_url: str | None = None, qdrant_url: str | None = None,
         qdrant_api_key: str | None = None, embedder: Any = _DEFAULT, chat_model: Any = None,
-        settings: LayeredMemorySettings | None = None, recreate_index: bool = False, repair_index: bool = True,
+        settings: LayeredMemorySettings | None = None, recreate_index: bool = False, repair_index: bool = True, rerank_model: Any = None,
     ) -> LayeredMemory:
         """Server backends: the records in PostgreSQL (``postgres_url``; Redis beside it, when given, is the
         shared recent-message cache of seed 001) or in Redis (``redis_url`` alone; ``redis+cluster://`` for a
@@ -179,19 +185,19 @@ class LayeredMemory:
         records, index = server_stores(settings, redis_url=redis_url, postgres_url=postgres_url, qdrant_url=qdrant_url,
                                        qdrant_api_key=qdrant_api_key)
         return cls.from_stores(records, index, embedder=embedder, chat_model=chat_model, settings=settings,
-                               recreate_index=recreate_index, repair_index=repair_index)
+                               recreate_index=recreate_index, repair_index=repair_index, rerank_model=rerank_model)
 
     @classmethod
     def from_settings(
         cls, settings: LayeredMemorySettings | None = None, *, embedder: Any = None, chat_model: Any = None,
-        recreate_index: bool = False, repair_index: bool = True,
+        recreate_index: bool = False, repair_index: bool = True, rerank_model: Any = None,
     ) -> LayeredMemory:
         """From ``LAYERED_MEMORY_*`` (or ``settings``): records in PostgreSQL or Redis (their urls), else SQLite under
         ``data_dir``; vectors on the Qdrant server at ``qdrant.url``, else Qdrant Edge (SQLite only)."""
         settings = settings or LayeredMemorySettings()
         records, index = settings_stores(settings)
         return cls.from_stores(records, index, embedder=embedder if embedder is not None else settings.embedder,
-                               chat_model=chat_model, settings=settings, recreate_index=recreate_index, repair_index=repair_index)
+                               chat_model=chat_model, settings=settings, recreate_index=recreate_index, repair_index=repair_index, rerank_model=rerank_model)
 
     def tenant(self, name: str) -> LayeredMemory:
         """A handle that reads and writes only tenant ``name`` (same stores).

@@ -327,6 +327,7 @@ class SearchResult(_Record):
     total_found: int = 0
     route_used: str = "hybrid"
     fallback_reason: str | None = None
+    rerank_error: str | None = None  # the rerank model failed: the hits are in the engine's own order
     queries: list[str] = Field(default_factory=list)
     timings: dict[str, float] = Field(default_factory=dict)
     groups: list[SearchGroup] | None = None
@@ -337,6 +338,7 @@ class SearchResult(_Record):
             "total_found": self.total_found,
             "route_used": self.route_used,
             **({"fallback_reason": self.fallback_reason} if self.fallback_reason else {}),
+            **({"rerank_error": self.rerank_error} if self.rerank_error else {}),
             **({"groups": [g.model_dump() for g in self.groups]} if self.groups is not None else {}),
         }
 

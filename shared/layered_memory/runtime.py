@@ -31,7 +31,7 @@ from .index.points import MESSAGES
 from .index.search import SearchService
 from .kernel import Kind
 from .models import Message
-from .providers.base import ChatModel, Embedder
+from .providers.base import ChatModel, Embedder, Reranker
 from .providers.tokens import get_token_counter
 from .retrieval.analyzer import Analyzer
 from .retrieval.bm25 import BM25Encoder, marker
@@ -76,6 +76,14 @@ def _resolve_embedder(embedder: Any, api_key: str | None = None) -> Embedder | N
     from .providers.wrappers import as_embedder  # a static check: never probes a remote embedder
 
     return as_embedder(embedder)
+
+
+def _resolve_rerank_model(model: Any, settings: LayeredMemorySettings) -> Reranker | None:
+    """The rerank model passed to the constructor, else the one ``settings.rerank_model`` names (``"none"``: none)."""
+    from .providers.rerankers import as_reranker
+
+    key = settings.rerank_model_api_key.get_secret_value() if settings.rerank_model_api_key else None
+    return as_reranker(settings.rerank_model if model is None else model, api_key=key)
 
 
 def _resolve_chat_model(model: Any) -> ChatModel | None:
@@ -173,6 +181,7 @@ def build_runtime(
     chat_model: Any = None,
     settings: LayeredMemorySettings | None = None,
     recreate_index: bool = False,
+    rerank_model: Any = None,
 ) -> Runtime:
     """Resolve the providers, set up the stores (``recreate_index`` drops the derived collections) and
     build the services and tiers. Opening checks (drift, pending work) are the engine's."""
@@ -195,7 +204,7 @@ def build_runtime(
                 index.drop_collection(name)
     indexer = Indexer(records, index, emb, analyzer, encoder, collection, r.index_context, r.session_gap_hours * 3600.0,
                       message_encoder=BM25Encoder(k1=r.message_k1, b=r.message_b, avgdl=r.message_avgdl), bm25=marker(r))
-    searcher = SearchService(records, index, emb, analyzer, encoder, collection, r)
+    searcher = SearchService(records, index, emb, analyzer, encoder, collection, r, rerank_model=_resolve_rerank_model(rerank_model, settings))
     core = Runtime(
         settings=settings, records=records, index=index, embedder=emb, chat_model=_resolve_chat_model(chat_model),
         analyzer=analyzer, indexer=indexer, searcher=searcher, count_tokens=get_token_counter(settings.context.encoding, lazy=True),

@@ -16,13 +16,15 @@ from typing import Any
 from ..config import RetrievalSettings
 from ..errors import CapabilityError
 from ..models import Message, MessageRef, SearchGroup, SearchHit, SearchResult
-from ..providers.base import Embedder
+from ..providers.base import Embedder, Reranker
+from ..providers.rerankers import checked_scores
 from ..retrieval.analyzer import Analyzer
 from ..retrieval.bm25 import BM25Encoder, BM25Scorer
 from ..retrieval.fusion import rrf
 from ..retrieval.groups import Group, group_ranked
 from ..retrieval.plan import SearchPlan
 from ..retrieval.preamble import dense_query
+from ..retrieval.rerank import verbatim
 from ..retrieval.snippet import make_snippet
 from ..stores.base import RecordStore, VectorIndex
 from .collection import IndexedCollection
@@ -73,8 +75,11 @@ class SearchService:
         encoder: BM25Encoder,
         collection: str,
         settings: RetrievalSettings,
+        *,
+        rerank_model: Reranker | None = None,
     ) -> None:
         self.records = records
+        self.rerank_model = rerank_model  # opt-in: reorders the best retrieval.rerank_depth hits (``_rerank``)
         self.index = index
         self.embedder = embedder
         self.analyzer = analyzer
@@ -127,6 +132,8 @@ class SearchService:
             depth = max(plan.k, min(self.settings.prefetch_limit, 100)) if len(plan.queries) > 1 else plan.k
             if plan.group_by:  # sessions are ranked from every candidate's score
                 depth = MAX_CANDIDATES
+            elif self.rerank_model is not None:  # the rerank model reads the best rerank_depth, whatever k
+                depth = max(depth, self.settings.rerank_depth)
             for i, q in enumerate(plan.queries):
                 vector = dense_vecs[i] if dense_vecs is not None else None
                 found = self.coll.query(q, spec, k=depth, route=route, vector=vector, signals=True, vectors=self.settings.dense_vectors,
@@ -148,11 +155,20 @@ class SearchService:
         # equal scores (frequent after RRF) come back in any order from the index: newest first, then id
         ranked.sort(key=lambda r: (-round(r[1], 9), -(r[2].get("seq") or 0), str(r[2].get("message_id") or r[0])))
         total = len(ranked)
+        reranked: dict[Any, float] = {}
+        rerank_error: str | None = None
+        if self.rerank_model is not None and not plan.group_by and ranked:
+            t_rerank = time.perf_counter()
+            ranked, reranked, rerank_error = self._rerank(plan, ranked)
+            timings["rerank"] = _ms(t_rerank)
         query_terms = sorted({t for q in plan.queries for t in self.analyzer.terms(q)}) if snippets else []
 
         def hit(i: int) -> SearchHit:
-            _, score, p = ranked[i]
-            return hit_from_payload(p, score, make_snippet(p.get("text", ""), query_terms, self.analyzer) if snippets else "")
+            rid, score, p = ranked[i]
+            out = hit_from_payload(p, score, make_snippet(p.get("text", ""), query_terms, self.analyzer) if snippets else "")
+            if rid in reranked:
+                out.meta["rerank_score"] = reranked[rid]
+            return out
 
         groups: list[SearchGroup] | None = None
         if plan.group_by:
@@ -169,8 +185,32 @@ class SearchService:
         result = SearchResult(hits=hits_out, total_found=total, route_used=route_used, queries=plan.queries, timings=timings, groups=groups)
         if fallback:
             result.fallback_reason = fallback
+        if rerank_error:
+            result.rerank_error = rerank_error
         logger.info("search route=%s queries=%d hits=%d in %.1f ms", route_used, len(plan.queries), len(hits_out), timings["total"])
         return result
+
+    def _rerank(self, plan: SearchPlan, ranked: list[tuple[Any, float, dict[str, Any]]]
+                ) -> tuple[list[tuple[Any, float, dict[str, Any]]], dict[Any, float], str | None]:
+        """The best ``rerank_depth`` of ``ranked`` in the rerank model's order for the plan's first query (a
+        verbatim match stays first), each keeping the score of the place it takes (scores still fall down the
+        list; the model's own is returned per id); the rest as they were. When the model fails or answers
+        something else than one finite score per hit: ``ranked`` unchanged and why."""
+        model = self.rerank_model
+        assert model is not None
+        head = ranked[: self.settings.rerank_depth]
+        texts = [str(p.get("text") or "") for _, _, p in head]
+        query = plan.queries[0]
+        try:
+            scores = checked_scores(model.rerank(query, texts), len(head), str(getattr(model, "name", type(model).__name__)))
+        except Exception as exc:  # a model's failure never fails the search: the engine's own order stands
+            logger.warning("rerank model failed (%s: %s); the search keeps its own order", type(exc).__name__, exc)
+            return ranked, {}, f"{type(exc).__name__}: {exc}"
+        first = verbatim(plan.whole[0] if plan.whole and plan.whole[0] else query, [p for _, _, p in head])
+        order = sorted(range(len(head)), key=lambda i: (not first[i], -scores[i], i))
+        places = [sc for _, sc, _ in head]
+        moved = [(head[i][0], places[place], head[i][2]) for place, i in enumerate(order)]
+        return moved + ranked[len(head):], {head[i][0]: scores[i] for i in range(len(head))}, None
 
     # -- core mode: no vector index -----------------------------------------------------------
     def _scan_bm25(self, plan: SearchPlan, tenant: str, exclude_ids: Sequence[MessageRef]) -> list[list[tuple[Any, float, dict[str, Any]]]]:

@@ -1,8 +1,9 @@
-"""Providers: the Embedder and ChatModel protocols, local and HTTP embedders, token counting,
+"""Providers: the Embedder, ChatModel and Reranker protocols, local and HTTP embedders, rerankers, token counting,
 and wrappers for LangChain / LlamaIndex objects. Re-exports only; nothing loads at import time."""
 
-from .base import ChatModel, Completion, Embedder, TokenUsage
+from .base import ChatModel, Completion, Embedder, Reranker, TokenUsage
 from .local import DEFAULT_LOCAL_EMBEDDER, E5Embedder, USEEmbedder, default_embedder
+from .rerankers import HTTPReranker, RerankerError, as_reranker
 from .openai_compat import (
     EmbedderStats,
     EmbeddingHTTPError,
@@ -24,6 +25,7 @@ __all__ = [
     "approximate_token_count",
     "as_chat_model",
     "as_embedder",
+    "as_reranker",
     "ChatModel",
     "Completion",
     "count_tokens",
@@ -36,8 +38,11 @@ __all__ = [
     "EmbeddingHTTPError",
     "EmbeddingInputRejected",
     "get_token_counter",
+    "HTTPReranker",
     "OpenAICompatibleEmbedder",
     "OperationUsage",
+    "Reranker",
+    "RerankerError",
     "TokenCounter",
     "TokenUsage",
     "truncate_to_tokens",

@@ -1,4 +1,5 @@
-"""Provider protocols: Embedder (text -> dense vectors) and ChatModel (prompt -> :class:`Completion`)."""
+"""Provider protocols: Embedder (text -> dense vectors), ChatModel (prompt -> :class:`Completion`) and Reranker
+(a query and documents -> one relevance score per document)."""
 
 from __future__ import annotations
 
@@ -69,3 +70,22 @@ class ChatModel(Protocol):
     name: str
 
     def complete(self, prompt: str, *, system: str | None = None, operation: str | None = None) -> Completion: ...
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    """Scores each document for the query (higher: more relevant); one finite number per document, in order.
+
+    Example::
+
+        class Overlap:
+            name = "overlap"
+
+            def rerank(self, query, documents):
+                words = set(query.lower().split())
+                return [len(words & set(d.lower().split())) for d in documents]
+    """
+
+    name: str
+
+    def rerank(self, query: str, documents: Sequence[str]) -> list[float]: ...

@@ -48,7 +48,7 @@ _DIM_PROBE = "dimension probe"
 # --------------------------------------------------------------------------- helpers
 
 
-def _is_instance(obj: object, module: str, cls_name: str) -> bool:
+def is_framework_instance(obj: object, module: str, cls_name: str) -> bool:
     """isinstance against a framework class without importing the framework."""
     mod = sys.modules.get(module)
     cls = getattr(mod, cls_name, None) if mod is not None else None
@@ -281,7 +281,7 @@ def as_embedder(obj: Any, *, name: str | None = None, dim: int | None = None) ->
     if isinstance(obj, _WrappedEmbedder) and name is None and dim is None:
         return obj  # type: ignore[return-value]
     if (
-        _is_instance(obj, "llama_index.core.base.embeddings.base", "BaseEmbedding")
+        is_framework_instance(obj, "llama_index.core.base.embeddings.base", "BaseEmbedding")
         or hasattr(obj, "get_text_embedding_batch") and hasattr(obj, "get_query_embedding")
     ):
         return _LlamaIndexEmbedder(  # type: ignore[return-value]
@@ -293,7 +293,7 @@ def as_embedder(obj: Any, *, name: str | None = None, dim: int | None = None) ->
         if hasattr(obj, "aembed_documents") and hasattr(obj, "aembed_query"):
             return obj
         return _ProtocolEmbedder(obj)  # type: ignore[return-value]
-    if _is_instance(obj, "langchain_core.embeddings.embeddings", "Embeddings") or (
+    if is_framework_instance(obj, "langchain_core.embeddings.embeddings", "Embeddings") or (
         hasattr(obj, "embed_documents") and hasattr(obj, "embed_query")
     ):
         return _LangChainEmbedder(  # type: ignore[return-value]
@@ -541,11 +541,11 @@ def as_chat_model(
     if isinstance(obj, UsageCountingChatModel) and name is None and token_counter is None:
         return obj
     kw = {"token_counter": token_counter}
-    if _is_instance(obj, "langchain_core.language_models.chat_models", "BaseChatModel"):
+    if is_framework_instance(obj, "langchain_core.language_models.chat_models", "BaseChatModel"):
         return _LangChainChatModel(
             obj, name=name or _model_name(obj, "model_name", "model", "_llm_type"), **kw
         )
-    if _is_instance(obj, "llama_index.core.base.llms.base", "BaseLLM"):
+    if is_framework_instance(obj, "llama_index.core.base.llms.base", "BaseLLM"):
         model = getattr(getattr(obj, "metadata", None), "model_name", None)
         if not isinstance(model, str) or model in ("", "unknown"):
             model = type(obj).__name__
