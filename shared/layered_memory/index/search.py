@@ -193,7 +193,7 @@ class SearchService:
     def _rerank(self, plan: SearchPlan, ranked: list[tuple[Any, float, dict[str, Any]]]
                 ) -> tuple[list[tuple[Any, float, dict[str, Any]]], dict[Any, float], str | None]:
         """The best ``rerank_depth`` of ``ranked`` in the rerank model's order for the plan's first query (a
-        verbatim match stays first), each keeping the score of the place it takes (scores still fall down the
+        verbatim match stays first, with ``exact_first``), each keeping the score of the place it takes (scores still fall down the
         list; the model's own is returned per id); the rest as they were. When the model fails or answers
         something else than one finite score per hit: ``ranked`` unchanged and why."""
         model = self.rerank_model
@@ -206,7 +206,8 @@ class SearchService:
         except Exception as exc:  # a model's failure never fails the search: the engine's own order stands
             logger.warning("rerank model failed (%s: %s); the search keeps its own order", type(exc).__name__, exc)
             return ranked, {}, f"{type(exc).__name__}: {exc}"
-        first = verbatim(plan.whole[0] if plan.whole and plan.whole[0] else query, [p for _, _, p in head])
+        first = verbatim(plan.whole[0] if plan.whole and plan.whole[0] else query, [p for _, _, p in head]) if self.settings.exact_first \
+            else [False] * len(head)
         order = sorted(range(len(head)), key=lambda i: (not first[i], -scores[i], i))
         places = [sc for _, sc, _ in head]
         moved = [(head[i][0], places[place], head[i][2]) for place, i in enumerate(order)]
