@@ -25,7 +25,10 @@ tiktoken counter, 4 tokens per message):
   order in the tokens it leaves (what a user would build by hand: the ranking's share when long turns
   make the window a large part of the budget);
 - ``context private`` / ``context group``: ``get_context_for_user(asker, last session, query=question,
-  max_tokens=budget)``; ``ctx.text`` is the prompt.
+  max_tokens=budget)``; ``ctx.text`` is the prompt;
+- ``context private, a perfect rerank model`` (``--rerank-ceiling``): the same with a rerank model that knows the
+  question's evidence turns (``rerank_model=``, ``retrieval.rerank_depth``): the ceiling of what a rerank model can
+  give the context, not a model (none runs here).
 
 Embeddings (e5 by default) are cached outside the repo (``--cache``); data is read where it is.
 """
@@ -141,7 +144,19 @@ def buffer_text(conv: Conv, count, budget: int) -> tuple[str, int]:
     return "\n".join(reversed(out)), used
 
 
-def run_quality(name: str, convs: list[Conv], emb, budgets, framings, process: bool) -> list[list[object]]:
+class EvidenceOracle:
+    """A rerank model that knows the answer: 1 for a text of the question's evidence turns, 0 otherwise."""
+
+    name = "oracle"
+
+    def __init__(self) -> None:
+        self.evidence: set[str] = set()
+
+    def rerank(self, query: str, documents: list[str]) -> list[float]:
+        return [float(d in self.evidence) for d in documents]
+
+
+def run_quality(name: str, convs: list[Conv], emb, budgets, framings, process: bool, rerank_ceiling: bool = False) -> list[list[object]]:
     from layered_memory.context.lines import PER_MESSAGE_TOKENS
 
     LayeredMemory, _ = _engine()
@@ -149,6 +164,7 @@ def run_quality(name: str, convs: list[Conv], emb, budgets, framings, process: b
     lat: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         mem = LayeredMemory.embedded(tmp, embedder=emb)
+        oracle = EvidenceOracle()
         t0 = time.perf_counter()
         ingest(mem, convs, framings, process)
         print(f"  {name}: ingested in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
@@ -169,6 +185,13 @@ def run_quality(name: str, convs: list[Conv], emb, budgets, framings, process: b
                         windows[b] = ("\n".join(window), sum(count(t) + PER_MESSAGE_TOKENS for t in window))
                     if framing != "private":
                         continue
+                    if rerank_ceiling:
+                        oracle.evidence = {c.turns[i].text for i in ev}
+                        mem._core.searcher.rerank_model = oracle  # a benchmark's reach-in: one store, with and without
+                        for b in budgets:
+                            ctx = h.get_context_for_user(user, c.last_session, query=q, max_tokens=b)
+                            scores[("context private, a perfect rerank model", b)].append((*evidence_scores(ctx.text, c, ev), ctx.tokens))
+                        mem._core.searcher.rerank_model = None
                     hits = hit_lines(h.search(q, filters={"user_id": user}, k=100).hits)
                     for b in budgets:
                         for label, target, compact in (("search", b, False), ("search @ same tokens", used[b], False),
@@ -184,7 +207,7 @@ def run_quality(name: str, convs: list[Conv], emb, budgets, framings, process: b
         mem.close()
     print(f"  {name}: get_context_for_user P50 {pct(lat, 50):.1f} ms, P95 {pct(lat, 95):.1f} ms (query embedding included)", file=sys.stderr)
     order = ["buffer", "search", "search @ same tokens", "search @ same tokens, compact lines", "window + search in the rest",
-             *(f"context {f}" for f in framings)]
+             *(f"context {f}" for f in framings), "context private, a perfect rerank model"]
     rows = []
     for b in budgets:
         for label in order:
@@ -440,6 +463,7 @@ def main() -> None:
     ap.add_argument("--prewarm", action="store_true", help="only fill the embedding cache for the chosen sets")
     ap.add_argument("--calibrate", action="store_true", help="P(evidence) per candidate kind and rank")
     ap.add_argument("--floor-study", action="store_true", help="relevance of evidence, other and off-topic candidates per floor")
+    ap.add_argument("--rerank-ceiling", action="store_true", help="quality: also the context with a rerank model that knows the answer")
     ap.add_argument("--latency", action="store_true")
     ap.add_argument("--read-your-writes", action="store_true")
     ap.add_argument("--baseline-ref", default="main", help="git ref measured beside this code (latency, read-your-writes)")
@@ -492,7 +516,7 @@ def main() -> None:
         n_q = sum(len(c.questions) for c in convs)
         print(f"{name}: {len(convs)} conversations, {sum(len(c.turns) for c in convs)} turns, {n_q} questions", file=sys.stderr)
         emb.cache.save()
-        rows += run_quality(name, convs, emb, args.budgets, args.framings, args.process)
+        rows += run_quality(name, convs, emb, args.budgets, args.framings, args.process, args.rerank_ceiling)
         for b in args.budgets:
             if f"{name}|{b}" in before:
                 share, every, tokens = before[f"{name}|{b}"]
