@@ -4,8 +4,10 @@ Pipeline: NFKC, then one regex pass that yields CJK runs and word-like tokens (l
 joined by ``. _ - / \\ : @ ? = & % ~ +``), then per token:
 
 * a plain word (``Installing``, ``установка``) is casefolded, dropped if it is a stopword, and
-  stemmed with the Snowball stemmer of its script (Latin -> english, Cyrillic -> russian, via
-  PyStemmer; other scripts are kept as they are);
+  stemmed with the Snowball stemmer of its script (Latin -> english, Cyrillic -> russian, Greek -> greek,
+  via PyStemmer; other scripts are kept as they are);
+* a word of a script with combining marks (Indic, Arabic, Hebrew, Tibetan) is kept whole, marks and all,
+  and a run of Thai, Lao, Myanmar or Khmer (written without spaces) becomes pairs of clusters: ``scripts``;
 * a technical token is kept whole (casefolded, unstemmed) AND split into parts, so that
   ``psycopg2.OperationalError`` is findable as itself, as ``psycopg2``, ``operationalerror``,
   ``operational`` and ``error``; ``/etc/app/config.yaml`` as itself, ``config.yaml``, ``config``,
@@ -51,6 +53,7 @@ from collections.abc import Sequence
 import Stemmer
 
 from .languages import LATIN_LANGUAGES, LATIN_STOPWORDS, latin_language
+from .scripts import MARKED, UNSPACED, cluster_bigrams, marked_terms
 
 logger = logging.getLogger(__name__)
 
@@ -80,9 +83,12 @@ RU_STOPWORDS = frozenset(
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3005\u3006"
 _HANGUL = "\uac00-\ud7a3"  # precomposed syllables: a Korean word with its particles ("서울에서")
-_WORD = rf"[^\W_{_CJK}{_HANGUL}]+"
+_BLOCKS = "\u0590-\u08ff\u0900-\u0fff\u1000-\u109f\u1780-\u17ff"  # what MARKED and UNSPACED are drawn from (few ranges: fast)
+_WORD = rf"[^\W_{_CJK}{_HANGUL}{_BLOCKS}]+"
 _JOIN = r"[._\-/\\:@?=&%~+]+"
-_TOKEN_RE = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<hangul>[{_HANGUL}]+)|(?P<word>{_WORD}(?:{_JOIN}{_WORD})*[+#]*)")
+# a word first (the common case: its class holds none of the other groups' characters, so the order is only speed)
+_TOKEN_RE = re.compile(rf"(?P<word>{_WORD}(?:{_JOIN}{_WORD})*[+#]*)|(?P<cjk>[{_CJK}]+)|(?P<hangul>[{_HANGUL}]+)"
+                       rf"|(?P<unspaced>[{UNSPACED}]+)|(?P<marked>[{MARKED}]+)")
 _LEVEL1_RE = re.compile(r"[/\\:@?=&%~]+")  # path, URL, e-mail, query-string separators
 _LEVEL2_RE = re.compile(r"[._\-+#]+")  # dotted names, snake_case, kebab-case
 _CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+")
@@ -123,6 +129,8 @@ def _script(ch: str) -> str:
         return "en"
     if "\u0400" <= ch <= "\u04ff":
         return "ru"
+    if "\u0370" <= ch <= "\u03ff":
+        return "el"
     return ""
 
 
@@ -161,6 +169,9 @@ class Analyzer:
             hangul = m.group("hangul")
             if hangul is not None:
                 self._hangul(hangul, out)
+                continue
+            if m.group("word") is None:  # Thai, Lao, Myanmar, Khmer; or a word with combining marks (scripts.py)
+                out += self._script_terms(m)
                 continue
             tok = m.group("word")
             if tok.isalpha() and (tok.islower() or tok.isupper() or tok[1:].islower()):  # _plain, inlined: the write path
@@ -226,6 +237,9 @@ class Analyzer:
                 self._hangul(hangul, terms_h)
                 out.append((start, m.end(), tuple(terms_h)))
                 continue
+            if m.group("word") is None:
+                out.append((start, m.end(), tuple(self._script_terms(m))))
+                continue
             tok = m.group("word")
             terms: list[str] = []
             if _plain(tok):
@@ -289,6 +303,10 @@ class Analyzer:
             s = self._stemmers["ru"].stemWord(w.replace("ё", "е"))
             if len(s) >= 6 and s[-1] == "к" and s[-2] in _RU_CONSONANTS:
                 s = s[:-1]
+        elif lang == "el":
+            if "el" not in self._stemmers:
+                self._stemmers["el"] = Stemmer.Stemmer("greek")
+            s = self._stemmers["el"].stemWord(w)
         else:
             s = w
         if len(self._cache) >= _STEM_CACHE_MAX:
@@ -369,6 +387,11 @@ class Analyzer:
             for sub in subs:
                 if sub:
                     self._word(sub, out, seen)
+
+    def _script_terms(self, m: re.Match[str]) -> list[str]:
+        """A run of a script written without spaces, or a word with combining marks (``scripts``)."""
+        run = m.group("unspaced")
+        return cluster_bigrams(run) if run is not None else marked_terms(m.group("marked").casefold(), self.stem)
 
     def _hangul(self, word: str, out: list[str]) -> None:
         out.append(word)

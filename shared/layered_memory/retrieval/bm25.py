@@ -52,10 +52,13 @@ DEFAULT_AVGDL = 20.0  # a chat message is ~10-30 terms; only used until real len
 # vectors written before a change (docs/search.md lists the versions). 1: Snowball stems, CJK bigrams, the
 # Russian six-letter prefixes, the stopwords and stems of Spanish, German, French, Portuguese and Italian.
 # Each later version says what changed (``TERMS_CHANGES``), so a warning can say whether a store is concerned.
-TERMS_VERSION = 2
+TERMS_VERSION = 3
 TERMS_CHANGES = {
     2: "Korean words also count by their syllable bigrams, and Hangul is split from a Latin word or number written "
        "against it; a store without Korean text has the same terms",
+    3: "a word of an Indic script, Arabic, Hebrew or Tibetan keeps its vowel signs and points (it was cut at each), "
+       "Arabic, Persian, Hindi and Greek words also count by their stems, and Thai, Lao, Myanmar and Khmer runs by "
+       "pairs of clusters; a store without text in those scripts has the same terms",
 }
 _MARKED = ("k1", "b", "avgdl", "message_k1", "message_b", "message_avgdl")
 

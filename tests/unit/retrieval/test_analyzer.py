@@ -109,6 +109,34 @@ def test_a_korean_question_finds_its_noun_behind_another_particle(an):
     assert BM25Scorer([whole.terms(d) for d in docs]).get_scores(whole.terms("서울")).max() == 0
 
 
+def test_a_word_keeps_its_vowel_signs_and_points(an):
+    """Devanagari vowel signs, Tamil's virama, Arabic harakat and Hebrew points are combining marks, which a plain
+    word regex does not match: the word fell apart at each of them (किताब -> क, त, ब)."""
+    assert an.terms("किताब") == ["किताब"]
+    assert an.terms("किताबें")[:2] == ["किताबें", "किताब"]  # the plural, and its Hindi stem
+    assert an.terms("வணக்கம் நண்பரே") == ["வணக்கம்", "நண்பரே"]
+    assert an.terms("كِتَابٌ جَدِيدٌ") == an.terms("كتاب جديد") == ["كتاب", "جديد"]  # vowelled and plain meet
+    assert an.terms("שָׁלוֹם") == an.terms("שלום") == ["שלום"]
+    assert an.terms("Redis में error") == ["redi", "में", "म", "error"]  # split from the Latin word beside it
+
+
+def test_arabic_persian_hindi_and_greek_words_meet_their_other_forms(an):
+    assert "مدرس" in an.terms("المدرسة") and "مدرس" in an.terms("مدرسة")  # the article and the feminine ending
+    assert "کتاب" in an.terms("کتاب‌ها")  # a Persian plural after a zero-width non-joiner
+    assert set(an.terms("लड़कों")) & set(an.terms("लड़के"))
+    assert an.terms("ταξιδιού") == an.terms("ταξίδι") == ["ταξιδ"]
+    assert an.terms("ٹرین") == ["ٹرین"]  # Urdu: no Snowball stemmer fits, the word stays whole
+
+
+def test_thai_is_read_as_cluster_pairs_so_a_word_is_found_inside_a_run(an):
+    assert an.terms("ร้านอาหาร") == ["ร้า", "าน", "นอ", "อา", "าห", "หา", "าร"]  # a vowel or tone mark stays on its letter
+    docs = ["เมื่อวานฉันไปกินข้าวที่ร้านอาหารญี่ปุ่น", "เมื่อวานฉันไปซื้อของที่ห้างสรรพสินค้า", "วันนี้อากาศดี"]
+    scorer = BM25Scorer([an.terms(d) for d in docs])
+    assert scorer.top_k(an.terms("ร้านอาหาร"), 3)[0][0] == 0
+    text, spans = an.spans("ร้านอาหาร ดี")
+    assert [(s, e) for s, e, _ in spans] == [(0, 9), (10, 12)] and spans[1][2] == ("ดี",)
+
+
 def test_detect_lang(an):
     assert an.detect_lang("I installed the server yesterday") == "en"
     assert an.detect_lang("Я установил сервер вчера") == "ru"
