@@ -1,4 +1,5 @@
-"""Helpers shared by the benchmark scripts: percentiles, tables, a private redis-server."""
+"""Helpers shared by the benchmark scripts: percentiles, tables, a private redis-server, the set arguments, a rerank
+model that knows the answer."""
 
 from __future__ import annotations
 
@@ -22,6 +23,27 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     line = lambda row: "| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |"  # noqa: E731
     return "\n".join([line(cells[0]), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, cells[1:])])
+
+
+def set_arguments(ap, cache: str) -> None:  # noqa: ANN001 - an argparse.ArgumentParser
+    """The arguments that name the sets a retrieval benchmark reads (LoCoMo's file, set files, the embedding cache)."""
+    ap.add_argument("--locomo", help="LoCoMo's locomo10.json")
+    ap.add_argument("--conversations", type=int, default=10)
+    ap.add_argument("--set", action="append", default=[], help="synthconv.py / assistantchat.py output (repeatable)")
+    ap.add_argument("--cache", default=cache, help="the embedding cache's directory (outside the repo)")
+
+
+class EvidenceOracle:
+    """A rerank model that knows the answer (``rerank_model=``): 1 for a text of the current question's evidence
+    turns (``evidence``, set before each question), 0 otherwise; ties keep the engine's order. A ceiling, not a model."""
+
+    name = "oracle"
+
+    def __init__(self) -> None:
+        self.evidence: set[str] = set()
+
+    def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
+        return [float(d in self.evidence) for d in documents]
 
 
 @contextlib.contextmanager

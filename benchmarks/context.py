@@ -48,7 +48,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import pct, table  # noqa: E402
+from _common import EvidenceOracle, pct, table  # noqa: E402
 from _context_latency import alternated_rows, child_latency, child_serve, child_store, latency_lockstep  # noqa: E402
 from _context_sets import (  # noqa: E402
     OFF_TOPIC, Conv, PromptText, asker, evidence_scores, load_assistant, load_file, load_locomo, load_synth, records,
@@ -142,18 +142,6 @@ def buffer_text(conv: Conv, count, budget: int) -> tuple[str, int]:
         out.append(text)
         used += cost
     return "\n".join(reversed(out)), used
-
-
-class EvidenceOracle:
-    """A rerank model that knows the answer: 1 for a text of the question's evidence turns, 0 otherwise."""
-
-    name = "oracle"
-
-    def __init__(self) -> None:
-        self.evidence: set[str] = set()
-
-    def rerank(self, query: str, documents: list[str]) -> list[float]:
-        return [float(d in self.evidence) for d in documents]
 
 
 def run_quality(name: str, convs: list[Conv], emb, budgets, framings, process: bool, rerank_ceiling: bool = False) -> list[list[object]]:

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import pct, table  # noqa: E402
+from _common import EvidenceOracle, pct, set_arguments, table  # noqa: E402
 from _loso_corpus import CACHE  # noqa: E402
 from retrieval import CachedEmbedder  # noqa: E402
 from retrieval_sets import ingest, locomo_set  # noqa: E402
@@ -40,18 +40,6 @@ from layered_memory import LayeredMemory, LayeredMemorySettings  # noqa: E402
 from layered_memory.providers import HTTPReranker  # noqa: E402
 
 K = 30
-
-
-class Oracle:
-    """Scores 1 for an evidence turn of the current question, 0 otherwise (ties keep the engine's order)."""
-
-    name = "oracle"
-
-    def __init__(self) -> None:
-        self.evidence: set[str] = set()
-
-    def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
-        return [float(d in self.evidence) for d in documents]
 
 
 class EchoServer:
@@ -84,7 +72,7 @@ class EchoServer:
 
 def run(data: dict, emb, depths: Sequence[int]) -> list[list[object]]:
     settings = LayeredMemorySettings()
-    oracle, echo = Oracle(), EchoServer()
+    oracle, echo = EvidenceOracle(), EchoServer()
     http = HTTPReranker(echo.url, model="echo")
     variants = [("defaults", None, None)] + [(f"oracle, depth {d}", oracle, d) for d in depths] + [("the engine's order through HTTP", http, K)]
     texts: dict[tuple[str, int, int], str] = {}
@@ -121,10 +109,7 @@ def run(data: dict, emb, depths: Sequence[int]) -> list[list[object]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--locomo", help="LoCoMo's locomo10.json")
-    ap.add_argument("--conversations", type=int, default=10)
-    ap.add_argument("--set", action="append", default=[], help="synthconv.py / assistantchat.py output (repeatable)")
-    ap.add_argument("--cache", default=CACHE)
+    set_arguments(ap, CACHE)
     ap.add_argument("--depths", default="10,20,30", help="oracle rows: rerank_depth values")
     args = ap.parse_args()
     from retrieval_general import load_set

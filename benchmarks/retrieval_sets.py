@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import pct, table  # noqa: E402
+from _common import pct, set_arguments, table  # noqa: E402
 from retrieval import OFF, CachedEmbedder  # noqa: E402
 from _loso_corpus import CACHE, question_core  # noqa: E402
 
@@ -263,10 +263,7 @@ def write_path(n: int, rate: float, trees: list[tuple[str, str]]) -> list[list[o
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--locomo", help="LoCoMo's locomo10.json")
-    ap.add_argument("--conversations", type=int, default=10)
-    ap.add_argument("--set", action="append", default=[], help="synthconv.py / assistantchat.py output (repeatable)")
-    ap.add_argument("--cache", default=CACHE)
+    set_arguments(ap, CACHE)
     ap.add_argument("--no-framings", action="store_true", help="LoCoMo in the first framing only")
     ap.add_argument("--self-find", type=int, default=100, help="turns per set searched by their own text (0: skip)")
     ap.add_argument("--writes", type=int, default=0, help="single add_message calls at 20/s for the write-path rows (0: skip)")
