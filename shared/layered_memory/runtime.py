@@ -38,7 +38,7 @@ from .retrieval.bm25 import BM25Encoder, marker
 from .chats import ChatRegistry
 from .sessions import SessionRegistry
 from .stores.base import RecordStore, VectorIndex
-from .stores.native import OffloadedEmbedder
+from .stores.native import OffloadedEmbedder, OffloadedReranker
 
 if TYPE_CHECKING:
     from .agents.api import AgentRuntime
@@ -204,7 +204,10 @@ def build_runtime(
                 index.drop_collection(name)
     indexer = Indexer(records, index, emb, analyzer, encoder, collection, r.index_context, r.session_gap_hours * 3600.0,
                       message_encoder=BM25Encoder(k1=r.message_k1, b=r.message_b, avgdl=r.message_avgdl), bm25=marker(r))
-    searcher = SearchService(records, index, emb, analyzer, encoder, collection, r, rerank_model=_resolve_rerank_model(rerank_model, settings))
+    reranker = _resolve_rerank_model(rerank_model, settings)
+    if reranker is not None and native_ready(records, index):  # on the loop's native path, the model runs in a thread
+        reranker = OffloadedReranker(reranker)
+    searcher = SearchService(records, index, emb, analyzer, encoder, collection, r, rerank_model=reranker)
     core = Runtime(
         settings=settings, records=records, index=index, embedder=emb, chat_model=_resolve_chat_model(chat_model),
         analyzer=analyzer, indexer=indexer, searcher=searcher, count_tokens=get_token_counter(settings.context.encoding, lazy=True),

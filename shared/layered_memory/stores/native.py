@@ -283,25 +283,21 @@ class SyncCursor:
         return getattr(self._cursor, name)
 
 
-class OffloadedEmbedder:
-    """The embedder seen by an engine whose stores run natively: inside :func:`run_native` each embedding
-    call runs in a worker thread (it is CPU work that would stall the loop); every other attribute is the
-    wrapped embedder's (``inner`` too: an adapter's wrapper keeps showing its framework object)."""
+class Offloaded:
+    """A provider seen by an engine whose stores run natively: inside :func:`run_native` each of its calls (model
+    work, CPU or a blocking HTTP request, that would stall the loop) runs in a worker thread; every other
+    attribute is the wrapped object's (``inner`` too: an adapter's wrapper keeps showing its framework object)."""
 
     __slots__ = ("_wrapped",)
 
     def __init__(self, wrapped: Any) -> None:
         object.__setattr__(self, "_wrapped", wrapped)
 
-    def embed_query(self, text: str) -> list[float]:
+    def _call(self, method: str, *args: Any) -> Any:
+        fn = getattr(self._wrapped, method)
         if isinstance(getcurrent(), _Bridge):
-            return await_only(asyncio.to_thread(self._wrapped.embed_query, text))
-        return self._wrapped.embed_query(text)  # type: ignore[no-any-return]
-
-    def embed_documents(self, texts: Any) -> list[list[float]]:
-        if isinstance(getcurrent(), _Bridge):
-            return await_only(asyncio.to_thread(self._wrapped.embed_documents, texts))
-        return self._wrapped.embed_documents(texts)  # type: ignore[no-any-return]
+            return await_only(asyncio.to_thread(fn, *args))
+        return fn(*args)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._wrapped, name)
@@ -313,4 +309,38 @@ class OffloadedEmbedder:
         return repr(self._wrapped)
 
 
-__all__ = ["Dispatch", "OffloadedEmbedder", "PerLoop", "SyncCursor", "await_only", "entered", "in_native", "offloaded", "run_native"]
+class OffloadedEmbedder(Offloaded):
+    """The embedder of a native engine: each embedding call in a worker thread (``Offloaded``)."""
+
+    __slots__ = ()
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._call("embed_query", text)  # type: ignore[no-any-return]
+
+    def embed_documents(self, texts: Any) -> list[list[float]]:
+        return self._call("embed_documents", texts)  # type: ignore[no-any-return]
+
+
+class OffloadedReranker(Offloaded):
+    """The rerank model of a native engine: each call in a worker thread (``Offloaded``), so a cross-encoder or a
+    rerank API answering in seconds never stalls the loop's other tasks."""
+
+    __slots__ = ()
+
+    def rerank(self, query: str, documents: Any) -> list[float]:
+        return self._call("rerank", query, documents)  # type: ignore[no-any-return]
+
+
+__all__ = [
+    "Dispatch",
+    "Offloaded",
+    "OffloadedEmbedder",
+    "OffloadedReranker",
+    "PerLoop",
+    "SyncCursor",
+    "await_only",
+    "entered",
+    "in_native",
+    "offloaded",
+    "run_native",
+]

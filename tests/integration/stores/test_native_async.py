@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -202,3 +203,54 @@ def test_native_faults_are_the_stores_errors(redis_server: Any, postgres_server:
                 continue  # the Redis fixture cannot restart on the same port; PostgreSQL can
             server.start()
             assert asyncio.run(m.aget_context_for_user("u1", "s1"))
+
+
+class SlowReranker:
+    """A rerank model that takes a while (a cross-encoder, a rerank API) and records the thread it ran on."""
+
+    name = "slow"
+
+    def __init__(self) -> None:
+        self.threads: list[int] = []
+
+    def rerank(self, query: str, documents: Any) -> list[float]:
+        self.threads.append(threading.get_ident())
+        time.sleep(0.2)
+        return [float("tea" in d) for d in documents]
+
+
+@pytest.mark.parametrize("backend", ["redis", "postgres"])
+def test_a_rerank_model_runs_off_the_loop_and_answers_as_sync(request: pytest.FixtureRequest, backend: str) -> None:
+    """On the native path the search runs on the loop; the rerank model (blocking work) runs in a worker thread,
+    so the loop's other tasks go on meanwhile, and asearch returns what search returns."""
+    if backend == "postgres":
+        from layered_memory.stores.postgres import PostgresRecordStore
+
+        records: Any = PostgresRecordStore.from_url(request.getfixturevalue("postgres_url"), schema=request.getfixturevalue("postgres_schema"))
+    else:
+        records = RedisRecordStore.from_url(request.getfixturevalue("redis_url"), prefix=request.getfixturevalue("redis_prefix"))
+    model = SlowReranker()
+    with LayeredMemory.from_stores(records, QdrantVectorIndex.in_memory(), embedder=HashEmbedder(64), settings=settings(),
+                                   rerank_model=model) as m:
+        m.add_messages(conversation("*"))
+        m.flush()
+        want = m.search("green tea in Kazan", k=4)
+
+        async def main() -> tuple[Any, int, int]:
+            ticks = 0
+
+            async def tick() -> None:
+                nonlocal ticks
+                while True:
+                    await asyncio.sleep(0.01)
+                    ticks += 1
+
+            ticker = asyncio.create_task(tick())
+            got = await m.asearch("green tea in Kazan", k=4)
+            ticker.cancel()
+            return got, ticks, threading.get_ident()
+
+        got, ticks, loop_thread = asyncio.run(main())
+    assert hits(got) == hits(want) and got.hits[0].meta["rerank_score"] == 1.0
+    assert model.threads[-1] != loop_thread
+    assert ticks >= 5  # the loop ran other tasks during the model's 0.2 s
