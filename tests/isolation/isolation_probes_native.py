@@ -11,17 +11,21 @@ import asyncio
 from typing import Any
 
 from isolation_probes import MSG42, S1, probe, uid
-from isolation_world import QUERY, TASK_IDS, VICTIM
+from isolation_world import CALLER, QUERY, TASK_IDS, VICTIM
 
 
 def beside_victim(w: Any, attack: Any) -> Any:
     """Run ``attack()`` (a coroutine factory) on one loop with the victim's own native reads in flight;
     return what the attack returned (the victim's results are hers)."""
 
+    async def as_victim(call: Any) -> Any:
+        CALLER.set("victim")  # this task's context only: what the rerank model sees for her is hers
+        return await call
+
     async def main() -> Any:
         victim = w.mem.for_user(VICTIM)
         own = [victim.aget_context_for_user(VICTIM, S1, query=QUERY), victim.asearch(QUERY, k=20)]
-        out = await asyncio.gather(attack(), *own)
+        out = await asyncio.gather(attack(), *(as_victim(c) for c in own))
         return out[0]
 
     return asyncio.run(main())

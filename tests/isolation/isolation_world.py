@@ -11,6 +11,7 @@ what it returned.
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import json
 import math
@@ -90,6 +91,28 @@ class HashEmbedder:
         return self._vector(text)
 
 
+CALLER: contextvars.ContextVar[str] = contextvars.ContextVar("isolation_caller", default="attacker")
+
+
+class RecordingReranker:
+    """A rerank model that keeps the engine's order and records every text it is shown, with who asked
+    (``CALLER``: the victim's own calls beside an attack set it): an attacker's search must never show it the
+    victim's canary (a hosted rerank API is outside the process, so what it sees has left)."""
+
+    name = "isolation-recorder"
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str]] = []
+
+    def rerank(self, query: str, documents: Any) -> list[float]:
+        caller = CALLER.get()  # a context variable: it follows the call into the worker thread that runs the model
+        self.seen.extend((caller, d) for d in documents)
+        return [float(len(documents) - i) for i in range(len(documents))]
+
+    def shown(self, caller: str) -> list[str]:
+        return [d for who, d in self.seen if who == caller]
+
+
 class ScriptedModel:  # handed to the engine as its bound ``complete`` (a str -> str callable)
     """A chat model that answers each tier's prompt deterministically and repeats the canaries it
     was shown, so topic titles, summaries, entities and profiles carry the victim's token."""
@@ -142,6 +165,7 @@ class World:
     topic_ids: list[str] = field(default_factory=list)
     baseline: dict[str, Any] = field(default_factory=dict)
     closers: list[Callable[[], None]] = field(default_factory=list)
+    reranker: RecordingReranker = field(default_factory=RecordingReranker)
 
     @property
     def core(self) -> bool:
@@ -212,7 +236,7 @@ def _collect(value: Any, out: list[str], depth: int) -> None:
 
 # -- building -----------------------------------------------------------------------------------------
 def build(
-    backend: str, path: str, redis_url: str | None, prefix: str, postgres_url: str | None = None
+    backend: str, path: str, redis_url: str | None, prefix: str, postgres_url: str | None = None, reranker: Any = None,
 ) -> tuple[LayeredMemory, list[Callable[[], None]]]:
     """An engine on ``backend``; returns it and the cleanups to run after ``close()``.
     ``postgres-qdrant`` is seed 001's layout: records in PostgreSQL (schema ``prefix``), Redis beside it
@@ -221,7 +245,8 @@ def build(
     from layered_memory.stores.redis import RedisRecordStore
     from layered_memory.stores.sqlite import SQLiteRecordStore
 
-    kwargs: dict[str, Any] = {"embedder": HashEmbedder(), "chat_model": ScriptedModel().complete, "settings": settings()}
+    kwargs: dict[str, Any] = {"embedder": HashEmbedder(), "chat_model": ScriptedModel().complete, "settings": settings(),
+                              "rerank_model": reranker}
     closers: list[Callable[[], None]] = []
     if backend == "embedded":
         return LayeredMemory.embedded(path, **kwargs), closers
@@ -269,8 +294,9 @@ def drop_postgres_schema(postgres_url: str, schema: str) -> None:
 
 def new_world(backend: str, path: str, redis_url: str | None, postgres_url: str | None = None) -> World:
     prefix = f"iso{uuid.uuid4().hex[:10]}"
-    mem, closers = build(backend, path, redis_url, prefix, postgres_url)
-    world = World(backend, mem, f"CANARY-{uuid.uuid4().hex}", closers=closers)
+    reranker = RecordingReranker()
+    mem, closers = build(backend, path, redis_url, prefix, postgres_url, reranker=reranker)
+    world = World(backend, mem, f"CANARY-{uuid.uuid4().hex}", closers=closers, reranker=reranker)
     closers.append(lambda: __import__("shutil").rmtree(repo_dir(world), ignore_errors=True))
     seed(world)
     world.baseline = snapshot(world)

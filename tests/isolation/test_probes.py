@@ -45,6 +45,7 @@ def excerpt(w: World, value: Any) -> str:
 @pytest.mark.parametrize("world, probe", params(PROBES), indirect=["world"])
 def test_probe(world: World, probe: Probe) -> None:
     damage: list[str] = []
+    world.reranker.seen.clear()
     try:
         try:
             result = probe.run(world)
@@ -57,6 +58,7 @@ def test_probe(world: World, probe: Probe) -> None:
         if probe.kind == "reject":
             pytest.fail(f"{probe.name}: accepted an empty user id and returned {text_of(result)[:300]!r}")
         assert not world.leaked(result), f"{probe.name} returned the victim's canary: ...{excerpt(world, result)}..."
+        assert not world.leaked(world.reranker.shown("attacker")), f"{probe.name} showed the rerank model the victim's canary"
     finally:
         if probe.kind == "write":
             damage = diff(world.baseline, snapshot(world))
@@ -69,8 +71,21 @@ def test_probe(world: World, probe: Probe) -> None:
 @pytest.mark.parametrize("world, probe", params(CONTROLS), indirect=["world"])
 def test_control(world: World, probe: Probe) -> None:
     """The victim's own handle finds the canary on the same path: the attacker probe is not vacuous."""
+    world.reranker.seen.clear()
     result = probe.run(world)
     assert world.leaked(result), f"{probe.name}: the victim does not see her own canary here: {text_of(result)[:300]!r}"
+    CONTROL_RERANKED.append(world.leaked(world.reranker.shown("attacker")))  # the victim's handle, no victim task
+
+
+CONTROL_RERANKED: list[bool] = []  # per control run: whether the rerank model saw the victim's canary
+
+
+def test_the_rerank_check_is_not_vacuous() -> None:
+    """Run after the controls (file order): the victim's own searches do show the rerank model her canary, so an
+    attacker's search that showed it too would be caught by ``test_probe``."""
+    if not CONTROL_RERANKED:
+        pytest.skip("no control ran in this session (a selection of tests)")
+    assert any(CONTROL_RERANKED)
 
 
 def test_probe_table_covers_every_path() -> None:
