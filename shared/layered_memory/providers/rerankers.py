@@ -207,11 +207,17 @@ def as_reranker(obj: Any, *, api_key: str | None = None) -> Reranker | None:
             "the endpoint url alone, or pass a reranker object (a LangChain document compressor or cross-encoder, a "
             "LlamaIndex node postprocessor, a sentence-transformers CrossEncoder or a (query, documents) -> scores function)"
         )
+    # a framework's reranker before the protocol: some have a rerank() of their own with other arguments
+    # (LangChain's CohereRerank.rerank(documents, query))
+    if is_framework_instance(obj, "langchain_core.documents.compressor", "BaseDocumentCompressor"):
+        return _CompressorReranker(obj)
+    if is_framework_instance(obj, "llama_index.core.postprocessor.types", "BaseNodePostprocessor"):
+        return _PostprocessorReranker(obj)
     if callable(getattr(obj, "rerank", None)) and isinstance(getattr(obj, "name", None), str):
         return obj  # type: ignore[no-any-return]
-    if is_framework_instance(obj, "langchain_core.documents.compressor", "BaseDocumentCompressor") or hasattr(obj, "compress_documents"):
+    if hasattr(obj, "compress_documents"):
         return _CompressorReranker(obj)
-    if is_framework_instance(obj, "llama_index.core.postprocessor.types", "BaseNodePostprocessor") or hasattr(obj, "postprocess_nodes"):
+    if hasattr(obj, "postprocess_nodes"):
         return _PostprocessorReranker(obj)
     if callable(getattr(obj, "score", None)):  # LangChain BaseCrossEncoder
         return _CrossEncoderReranker(obj, "score")

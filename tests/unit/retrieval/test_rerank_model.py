@@ -179,6 +179,13 @@ def test_a_langchain_compressor_ranks_by_what_it_returns():
             ranked = sorted(documents, key=lambda d: -len(set(query.split()) & set(d.page_content.split())))
             return ranked[:2]
 
+    class WithItsOwnRerank(TopTwo):  # LangChain's CohereRerank has rerank(documents, query) too: it is a compressor
+        name: str = "cohere-like"
+
+        def rerank(self, documents, query):  # noqa: ANN001, ANN201
+            raise AssertionError("the compressor's own rerank() is not the protocol's")
+
+    assert as_reranker(WithItsOwnRerank()).rerank("Golf", ["tram", "old Golf"])[1] > 0
     scores = as_reranker(TopTwo()).rerank("old Golf car", ["tram late", "I drive an old Golf", "car wash", "car Golf old"])
     order = sorted(range(4), key=lambda i: -scores[i])
     assert order[:2] == [1, 3] or order[:2] == [3, 1]
