@@ -132,13 +132,19 @@ class HTTPReranker:
     Example::
 
         reranker = HTTPReranker("http://127.0.0.1:7997/rerank", model="BAAI/bge-reranker-v2-m3")
-        mem = LayeredMemory.embedded("./memory", reranker=reranker)
+        mem = LayeredMemory.embedded("./memory", rerank_model=reranker)
     """
 
     def __init__(self, url: str, *, model: str | None = None, api_key: str | None = None, timeout: float = 5.0,
                  documents_field: str = "documents", client: httpx.Client | None = None) -> None:
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            raise ConfigurationError(f"reranker url {url!r} must start with http:// or https://")
+            raise ConfigurationError(f"reranker url {url!r} must start with http:// or https://: pass the endpoint itself, "
+                                     "e.g. https://api.cohere.com/v2/rerank")
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+            raise ConfigurationError(f"reranker timeout {timeout!r} must be a number of seconds above 0, e.g. timeout=5.0")
+        if not isinstance(documents_field, str) or not documents_field:
+            raise ConfigurationError(f"documents_field {documents_field!r} must be the request's name for the documents: "
+                                     '"documents" (Cohere, Jina, Voyage, vLLM, Infinity) or "texts" (text-embeddings-inference)')
         self.url, self.model, self.documents_field, self.timeout = url, model, documents_field, float(timeout)
         self.name = model or url
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}

@@ -214,6 +214,12 @@ def test_a_model_named_by_a_string_or_the_settings(tmp_path, monkeypatch):
         as_reranker("cohere")
     with pytest.raises(ConfigurationError, match="object is not a reranker"):
         as_reranker(object())
+    with pytest.raises(ConfigurationError, match="'ftp://x' must start with http:// or https://: pass the endpoint"):
+        HTTPReranker("ftp://x")
+    with pytest.raises(ConfigurationError, match="timeout 0 must be a number of seconds above 0"):
+        HTTPReranker("http://127.0.0.1:8080/rerank", timeout=0)
+    with pytest.raises(ConfigurationError, match="documents_field '' must be"):
+        HTTPReranker("http://127.0.0.1:8080/rerank", documents_field="")
     monkeypatch.setenv("LAYERED_MEMORY_RERANK_MODEL", "bge@http://127.0.0.1:9/rerank")
     with LayeredMemory.from_settings(LayeredMemorySettings(data_dir=str(tmp_path)), embedder="none") as mem:
         assert isinstance(mem._core.searcher.rerank_model, HTTPReranker)
