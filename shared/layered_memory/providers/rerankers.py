@@ -25,7 +25,7 @@ import httpx
 
 from ..errors import BackendError, BackendTimeout, BackendUnavailable, ConfigurationError
 from .base import Reranker
-from .wrappers import is_framework_instance
+from .wrappers import is_framework_instance, model_name
 
 __all__ = ["HTTPReranker", "Reranker", "RerankerError", "as_reranker"]
 
@@ -50,11 +50,11 @@ def checked_scores(scores: Any, n: int, name: str) -> list[float]:
     return out
 
 
-def by_position(n: int, picked: Sequence[tuple[int, float | None]]) -> list[float]:
-    """Scores for ``n`` documents from what a compressor or postprocessor kept: ``picked`` is (document index,
-    its score or None) in the order returned. The kept come first in that order; the rest after, in theirs."""
+def by_position(n: int, kept: Sequence[int]) -> list[float]:
+    """Scores for ``n`` documents from the indices a compressor, a postprocessor or a ``top_n`` answer kept, in its
+    order: the kept first, in that order; the rest after, in theirs (indices out of range are ignored)."""
     out = [-float(n + 1 + i) for i in range(n)]  # not returned: below every kept one, in the engine's order
-    for rank, (i, _) in enumerate(picked):
+    for rank, i in enumerate(kept):
         if 0 <= i < n:
             out[i] = float(n - rank)
     return out
@@ -71,7 +71,7 @@ class _FunctionReranker:
 class _CrossEncoderReranker:
     def __init__(self, model: Any, method: str) -> None:
         self.model, self.method = model, method
-        self.name = str(getattr(model, "model_name", None) or type(model).__name__)
+        self.name = model_name(model, "model_name")
 
     def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
         pairs = [(query, d) for d in documents]
@@ -86,14 +86,14 @@ class _CompressorReranker:
 
     def __init__(self, compressor: Any) -> None:
         self.compressor = compressor
-        self.name = str(getattr(compressor, "model", None) or type(compressor).__name__)
+        self.name = model_name(compressor, "model")
 
     def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
         from langchain_core.documents import Document
 
         docs = [Document(page_content=d, metadata={self.KEY: i}) for i, d in enumerate(documents)]
         kept = self.compressor.compress_documents(docs, query)
-        return by_position(len(documents), [(int(d.metadata.get(self.KEY, -1)), None) for d in kept])
+        return by_position(len(documents), [int(d.metadata.get(self.KEY, -1)) for d in kept])
 
 
 class _PostprocessorReranker:
@@ -101,18 +101,15 @@ class _PostprocessorReranker:
 
     def __init__(self, postprocessor: Any) -> None:
         self.postprocessor = postprocessor
-        self.name = str(getattr(postprocessor, "model", None) or type(postprocessor).__name__)
+        self.name = model_name(postprocessor, "model")
 
     def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
         from llama_index.core.schema import NodeWithScore, TextNode
 
         nodes = [NodeWithScore(node=TextNode(text=d, id_=f"candidate-{i}"), score=None) for i, d in enumerate(documents)]
         kept = self.postprocessor.postprocess_nodes(nodes, query_str=query)
-        picked = []
-        for n in kept:
-            nid = n.node.node_id
-            picked.append((int(nid.removeprefix("candidate-")) if nid.startswith("candidate-") else -1, n.score))
-        return by_position(len(documents), picked)
+        ids = [n.node.node_id for n in kept]
+        return by_position(len(documents), [int(i.removeprefix("candidate-")) if i.startswith("candidate-") else -1 for i in ids])
 
 
 class HTTPReranker:
@@ -183,7 +180,7 @@ class HTTPReranker:
             picked[index] = float(score)
         if len(picked) == len(documents):
             return checked_scores([picked[i] for i in range(len(documents))], len(documents), self.name)
-        return by_position(len(documents), sorted(picked.items(), key=lambda kv: -kv[1]))  # a top_n answer
+        return by_position(len(documents), sorted(picked, key=lambda i: -picked[i]))  # a top_n answer
 
     def close(self) -> None:
         if self._owned and self._client is not None:
@@ -200,9 +197,11 @@ def as_reranker(obj: Any, *, api_key: str | None = None) -> Reranker | None:
     Raises:
         ConfigurationError: ``obj`` is none of those.
     """
-    if obj is None or obj == "none":
+    if obj is None:
         return None
     if isinstance(obj, str):
+        if obj == "none":
+            return None
         model, sep, url = obj.partition("@")
         if sep and model and url.startswith(("http://", "https://")):
             return HTTPReranker(url, model=model, api_key=api_key)

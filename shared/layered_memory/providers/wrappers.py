@@ -249,7 +249,8 @@ def _declared_dim(obj: Any) -> int | None:
     return None
 
 
-def _model_name(obj: Any, *attrs: str) -> str:
+def model_name(obj: Any, *attrs: str) -> str:
+    """The first of ``attrs`` that holds a model's name (a non-empty str), else ``obj``'s class name."""
     for attr in attrs:
         value = getattr(obj, attr, None)
         if isinstance(value, str) and value and value != "unknown":
@@ -285,7 +286,7 @@ def as_embedder(obj: Any, *, name: str | None = None, dim: int | None = None) ->
         or hasattr(obj, "get_text_embedding_batch") and hasattr(obj, "get_query_embedding")
     ):
         return _LlamaIndexEmbedder(  # type: ignore[return-value]
-            obj, name=name or _model_name(obj, "model_name"), dim=dim or _declared_dim(obj)
+            obj, name=name or model_name(obj, "model_name"), dim=dim or _declared_dim(obj)
         )
     if _has_members(obj, ("name", "dim", "embed_documents", "embed_query")) and (
         name is None and dim is None
@@ -297,7 +298,7 @@ def as_embedder(obj: Any, *, name: str | None = None, dim: int | None = None) ->
         hasattr(obj, "embed_documents") and hasattr(obj, "embed_query")
     ):
         return _LangChainEmbedder(  # type: ignore[return-value]
-            obj, name=name or getattr(obj, "name", None) or _model_name(obj, "model", "model_name"),
+            obj, name=name or getattr(obj, "name", None) or model_name(obj, "model", "model_name"),
             dim=dim or _declared_dim(obj),
         )
     raise ConfigurationError(
@@ -543,7 +544,7 @@ def as_chat_model(
     kw = {"token_counter": token_counter}
     if is_framework_instance(obj, "langchain_core.language_models.chat_models", "BaseChatModel"):
         return _LangChainChatModel(
-            obj, name=name or _model_name(obj, "model_name", "model", "_llm_type"), **kw
+            obj, name=name or model_name(obj, "model_name", "model", "_llm_type"), **kw
         )
     if is_framework_instance(obj, "llama_index.core.base.llms.base", "BaseLLM"):
         model = getattr(getattr(obj, "metadata", None), "model_name", None)

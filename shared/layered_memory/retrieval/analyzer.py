@@ -53,7 +53,7 @@ from collections.abc import Sequence
 import Stemmer
 
 from .languages import LATIN_LANGUAGES, LATIN_STOPWORDS, latin_language
-from .scripts import MARKED, UNSPACED, cluster_bigrams, marked_terms
+from .scripts import BLOCKS, MARKED, UNSPACED, cluster_bigrams, marked_terms
 
 logger = logging.getLogger(__name__)
 
@@ -83,8 +83,7 @@ RU_STOPWORDS = frozenset(
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3005\u3006"
 _HANGUL = "\uac00-\ud7a3"  # precomposed syllables: a Korean word with its particles ("서울에서")
-_BLOCKS = "\u0590-\u08ff\u0900-\u0fff\u1000-\u109f\u1780-\u17ff"  # what MARKED and UNSPACED are drawn from (few ranges: fast)
-_WORD = rf"[^\W_{_CJK}{_HANGUL}{_BLOCKS}]+"
+_WORD = rf"[^\W_{_CJK}{_HANGUL}{BLOCKS}]+"
 _JOIN = r"[._\-/\\:@?=&%~+]+"
 # a word first (the common case: its class holds none of the other groups' characters, so the order is only speed)
 _TOKEN_RE = re.compile(rf"(?P<word>{_WORD}(?:{_JOIN}{_WORD})*[+#]*)|(?P<cjk>[{_CJK}]+)|(?P<hangul>[{_HANGUL}]+)"

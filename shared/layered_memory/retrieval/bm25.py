@@ -56,7 +56,7 @@ TERMS_VERSION = 3
 TERMS_CHANGES = {
     2: "Korean words also count by their syllable bigrams, and Hangul is split from a Latin word or number written "
        "against it; a store without Korean text has the same terms",
-    3: "a word of an Indic script, Arabic, Hebrew or Tibetan keeps its vowel signs and points (it was cut at each), "
+    3: "a word of an Indic script, Arabic, Hebrew, Syriac, Thaana or Tibetan keeps its vowel signs and points (it was cut at each), "
        "Arabic, Persian, Hindi and Greek words also count by their stems, and Thai, Lao, Myanmar and Khmer runs by "
        "pairs of clusters; a store without text in those scripts has the same terms",
 }

@@ -1,6 +1,6 @@
 """Scripts a plain ``\\w`` regex reads wrong, and how BM25 reads them instead (``Analyzer.terms``).
 
-* **Words with combining marks**: Indic scripts (Devanagari to Sinhala), Arabic, Hebrew, Tibetan. A word is its
+* **Words with combining marks**: Indic scripts (Devanagari to Sinhala), Arabic, Hebrew, Syriac, Thaana, Tibetan. A word is its
   letters *and* its vowel signs, viramas and points (Unicode categories ``M*``), which ``\\w`` does not match: the
   analyzer used to cut "किताब" (book) into क, त, ब at its vowel signs, and vocalised Arabic ("كِتَابٌ") at every
   haraka. A word is now kept whole (Arabic harakat, tatweel and Hebrew points left out, so a vocalised spelling
@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 import Stemmer
 
-__all__ = ["MARKED", "UNSPACED", "cluster_bigrams", "marked_terms"]
+__all__ = ["BLOCKS", "MARKED", "UNSPACED", "cluster_bigrams", "marked_terms"]
 
 
 def _char_class(ranges: Iterable[tuple[int, int]]) -> str:
@@ -37,10 +37,14 @@ def _char_class(ranges: Iterable[tuple[int, int]]) -> str:
     return "".join(parts)
 
 
-# Hebrew, Arabic (and its supplements), the Indic scripts through Sinhala, Tibetan
-MARKED = _char_class([(0x0590, 0x05FF), (0x0600, 0x06FF), (0x0750, 0x077F), (0x08A0, 0x08FF), (0x0900, 0x0DFF), (0x0F00, 0x0FFF)])
+# Hebrew, Arabic, Syriac, Thaana, NKo and the rest to Arabic Extended-A; the Indic scripts through Sinhala; Tibetan
+_MARKED_BLOCKS = [(0x0590, 0x08FF), (0x0900, 0x0DFF), (0x0F00, 0x0FFF)]
 # Thai, Lao, Myanmar, Khmer
-UNSPACED = _char_class([(0x0E00, 0x0EFF), (0x1000, 0x109F), (0x1780, 0x17FF)])
+_UNSPACED_BLOCKS = [(0x0E00, 0x0EFF), (0x1000, 0x109F), (0x1780, 0x17FF)]
+MARKED = _char_class(_MARKED_BLOCKS)
+UNSPACED = _char_class(_UNSPACED_BLOCKS)
+# the whole blocks, as a few ranges: what a plain word must not take (a short class keeps the word pattern fast)
+BLOCKS = "".join(f"\\u{lo:04x}-\\u{hi:04x}" for lo, hi in _MARKED_BLOCKS + _UNSPACED_BLOCKS)
 
 _POINTS_RE = re.compile("[\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u0640\u06d6-\u06ed]")  # Hebrew points, harakat, tatweel
 _PERSIAN = frozenset("\u067e\u0686\u0698\u06af\u06a9\u06cc")  # پ چ ژ گ ک ی
@@ -52,7 +56,7 @@ def _stemmer(word: str) -> Stemmer.Stemmer | None:
     """The Snowball stemmer of ``word``'s language when its script tells it: Arabic or Persian (by the letters only
     Persian uses; Urdu by its own: none), Hindi for Devanagari; None otherwise."""
     first = word[0]
-    if "\u0600" <= first <= "\u08ff":
+    if "\u0600" <= first <= "\u06ff" or "\u0750" <= first <= "\u077f" or "\u08a0" <= first <= "\u08ff":  # Arabic script
         chars = set(word)
         if chars & _URDU:
             return None

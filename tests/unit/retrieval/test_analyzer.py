@@ -118,6 +118,7 @@ def test_a_word_keeps_its_vowel_signs_and_points(an):
     assert an.terms("كِتَابٌ جَدِيدٌ") == an.terms("كتاب جديد") == ["كتاب", "جديد"]  # vowelled and plain meet
     assert an.terms("שָׁלוֹם") == an.terms("שלום") == ["שלום"]
     assert an.terms("Redis में error") == ["redi", "में", "म", "error"]  # split from the Latin word beside it
+    assert an.terms("ދިވެހި ބަސް") == ["ދިވެހި", "ބަސް"] and an.terms("ܫܠܡܐ ܥܠܡܐ") == ["ܫܠܡܐ", "ܥܠܡܐ"]  # Thaana, Syriac: no stem
 
 
 def test_arabic_persian_hindi_and_greek_words_meet_their_other_forms(an):
